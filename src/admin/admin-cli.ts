@@ -1,0 +1,100 @@
+// `main.ts admin ...`: account administration against the database directly. With the embedded
+// database, stop the server first (the data folder is locked by the running server).
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.ts';
+import { startSystem } from '../system.ts';
+import type { AllowanceCode } from '../inspection/allowance/allowance.service.ts';
+
+const HELP = `admin commands:
+  create-org --name NAME                                   -> organization uuid
+  create-user --username U --password P [--email E] [--org ORG_UUID]
+  create-api-key --name NAME                               -> the key (shown once)
+  create-cloud-client --org ORG_UUID [--name NAME]         -> client_id and client_secret (shown once)
+  delete-cloud-client --client-id ID                       (disables the credentials)
+  grant --type projects|tower_inventory --amount N (--org ORG_UUID | --username U)`;
+
+export async function runAdmin(config: Config, argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === 'help') {
+    console.log(HELP);
+    return command ? 0 : 2;
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      username: { type: 'string' },
+      password: { type: 'string' },
+      email: { type: 'string' },
+      org: { type: 'string' },
+      type: { type: 'string' },
+      amount: { type: 'string' },
+      'client-id': { type: 'string' },
+    },
+  });
+  const need = (key: keyof typeof values): string => {
+    const value = values[key];
+    if (typeof value !== 'string' || value === '') throw new Error(`--${key} is required.\n${HELP}`);
+    return value;
+  };
+  const system = await startSystem({ ...config, bootstrapDemo: false, runWorkers: false }, 'admin');
+  try {
+    const accounts = system.inspection.accounts;
+    const org = async () => {
+      const found = await accounts.findOrganization(need('org'));
+      if (!found) throw new Error(`No organization ${values.org}.`);
+      return found;
+    };
+    switch (command) {
+      case 'create-org': {
+        const created = await accounts.createOrganization(need('name'));
+        await system.cloud.ensureOrganization(need('name'), created.uuid);
+        console.log(JSON.stringify({ organization_uuid: created.uuid }));
+        break;
+      }
+      case 'create-user': {
+        const user = await accounts.createUser(need('username'), need('password'), values.email ?? '');
+        if (values.org) await accounts.addMember(user.id, (await org()).id);
+        console.log(JSON.stringify({ user_id: user.id }));
+        break;
+      }
+      case 'create-api-key': {
+        const key = await accounts.createApiKey(need('name'));
+        console.log(JSON.stringify({ api_key_id: key.id, api_key: key.key }));
+        break;
+      }
+      case 'create-cloud-client': {
+        const o = await org();
+        const cloudOrg = await system.cloud.ensureOrganization(o.name, o.uuid);
+        const client = await system.cloud.oauth.createClient(cloudOrg.id, values.name ?? 'client');
+        console.log(JSON.stringify({ client_id: client.clientId, client_secret: client.clientSecret }));
+        break;
+      }
+      case 'delete-cloud-client':
+        console.log(JSON.stringify({ deleted: await system.cloud.oauth.deleteClient(need('client-id')) }));
+        break;
+      case 'grant': {
+        const code = need('type') as AllowanceCode;
+        if (code !== 'projects' && code !== 'tower_inventory') throw new Error('--type must be projects or tower_inventory');
+        const amount = Number(need('amount'));
+        if (!Number.isInteger(amount) || amount <= 0) throw new Error('--amount must be a positive integer');
+        let account;
+        if (values.org) account = { organizationId: (await org()).id };
+        else {
+          const user = await accounts.findUser(need('username'));
+          if (!user) throw new Error(`No user ${values.username}.`);
+          account = { userId: user.id };
+        }
+        await system.inspection.allowance.grant(account, code, amount, 'granted by admin');
+        console.log(JSON.stringify({ granted: amount, type: code }));
+        break;
+      }
+      default:
+        console.error(`Unknown admin command "${command}".\n${HELP}`);
+        return 2;
+    }
+    return 0;
+  } finally {
+    await system.stop();
+  }
+}

@@ -1,0 +1,68 @@
+// First-start setup of the embedded installation:
+// - the inspection service's own client credentials for the cloud service (it acts through the
+//   cloud's public API like any client), kept in DATA_DIR/secrets;
+// - a demo organization, user, API key, allowance and cloud client, written once to
+//   DATA_DIR/bootstrap-credentials.json (mode 0600). Only the file's path is logged.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { CloudModule } from '../cloud/cloud.module.ts';
+import type { InspectionModule } from '../inspection/inspection.module.ts';
+
+const SERVICE_CLOUD_ORG = '00000000-0000-4000-8000-000000000001';
+
+export async function ensureInspectionCloudClient(dataDir: string, cloud: CloudModule): Promise<{ clientId: string; clientSecret: string }> {
+  const file = path.join(dataDir, 'secrets', 'inspection-cloud-client.json');
+  if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8'));
+  const organization = await cloud.ensureOrganization('Inspection service', SERVICE_CLOUD_ORG);
+  const credentials = await cloud.oauth.createClient(organization.id, 'inspection-service');
+  writePrivateJson(file, credentials);
+  return credentials;
+}
+
+export interface DemoCredentials {
+  organization_uuid: string;
+  username: string;
+  password: string;
+  api_key: string;
+  cloud_client_id: string;
+  cloud_client_secret: string;
+}
+
+export function bootstrapFile(dataDir: string): string {
+  return path.join(dataDir, 'bootstrap-credentials.json');
+}
+
+export async function bootstrapDemo(dataDir: string, deps: { cloud: CloudModule; inspection: InspectionModule; logger: Logger }): Promise<void> {
+  const file = bootstrapFile(dataDir);
+  if (fs.existsSync(file) || (await deps.inspection.accounts.userCount()) > 0) return;
+  const accounts = deps.inspection.accounts;
+  const organization = await accounts.createOrganization('Demo organization');
+  const password = crypto.randomBytes(18).toString('base64url');
+  const user = await accounts.createUser('demo', password, 'demo@localhost');
+  await accounts.addMember(user.id, organization.id);
+  const apiKey = await accounts.createApiKey('demo application');
+  await deps.inspection.allowance.grant({ organizationId: organization.id }, 'projects', 100, 'demo bootstrap');
+  await deps.inspection.allowance.grant({ organizationId: organization.id }, 'tower_inventory', 10, 'demo bootstrap');
+  await deps.inspection.allowance.grant({ userId: user.id }, 'projects', 10, 'demo bootstrap');
+  const cloudOrg = await deps.cloud.ensureOrganization('Demo organization', organization.uuid);
+  const cloudClient = await deps.cloud.oauth.createClient(cloudOrg.id, 'demo');
+  const credentials: DemoCredentials = {
+    organization_uuid: organization.uuid,
+    username: 'demo',
+    password,
+    api_key: apiKey.key,
+    cloud_client_id: cloudClient.clientId,
+    cloud_client_secret: cloudClient.clientSecret,
+  };
+  writePrivateJson(file, credentials);
+  deps.logger.info({ file }, 'first start: demo organization, user, API key and allowance created; credentials are in this file');
+}
+
+export function writePrivateJson(file: string, value: unknown): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, JSON.stringify(value, null, 2) + '\n', { mode: 0o600 });
+  fs.renameSync(temp, file);
+}

@@ -1,0 +1,4 @@
+// The cloud service's job catalogue: name -> payload.
+export type CloudJobs = {
+  'cloud.process-project': { projectId: number };
+};

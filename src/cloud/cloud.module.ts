@@ -1,0 +1,85 @@
+// Wires the cloud project-processing service: its services over its own schema, its job handlers,
+// and its HTTP server. Nothing here reads the inspection service's tables.
+import crypto from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../infra/database/database.ts';
+import { migrateSchema } from '../infra/database/migrate.ts';
+import type { CredentialIssuer, ObjectStore } from '../infra/storage/object-store.ts';
+import type { JobQueue, JobHandlers } from '../infra/jobs/job-queue.ts';
+import { createHttpServer, type HttpServer } from '../infra/http/http-server.ts';
+import { cloudMigrations } from './cloud.migrations.ts';
+import type { CloudTables } from './cloud.tables.ts';
+import type { CloudJobs } from './cloud.jobs.ts';
+import { OAuthService } from './auth/oauth.service.ts';
+import { ProjectService } from './projects/project.service.ts';
+import { ProjectGroupService } from './project-groups/project-group.service.ts';
+import { ProjectProcessor } from './processing/project-processing.ts';
+import { createEngine } from './processing/engines.ts';
+import { registerCloudRoutes } from './cloud.routes.ts';
+
+export interface CloudModuleOptions {
+  database: Database;
+  store: ObjectStore;
+  issuer: CredentialIssuer;
+  jobs: JobQueue;
+  logger: Logger;
+  privateKey: crypto.KeyObject;
+  issuerUrl: string;
+  tokenTtlSeconds: number;
+  bucket: string;
+  region: string;
+  credentialsTtlSeconds: number;
+  engine: string;
+  engineSimulatedSeconds: number;
+  publicUrl: () => string;
+}
+
+export class CloudModule {
+  readonly db: Kysely<CloudTables>;
+  readonly oauth: OAuthService;
+  readonly projects: ProjectService;
+  readonly groups: ProjectGroupService;
+  readonly processor: ProjectProcessor;
+
+  constructor(private readonly options: CloudModuleOptions) {
+    this.db = options.database.db as Kysely<CloudTables>;
+    this.oauth = new OAuthService(this.db, { issuer: options.issuerUrl, tokenTtlSeconds: options.tokenTtlSeconds, privateKey: options.privateKey });
+    this.projects = new ProjectService(this.db, options.store, options.issuer, options.jobs, {
+      bucket: options.bucket,
+      region: options.region,
+      credentialsTtlSeconds: options.credentialsTtlSeconds,
+      publicUrl: options.publicUrl,
+    });
+    this.groups = new ProjectGroupService(this.db);
+    const engine = createEngine(options.engine, { simulatedSeconds: options.engineSimulatedSeconds });
+    this.processor = new ProjectProcessor(this.projects.projects, options.store, engine, options.logger.child({ service: 'cloud' }));
+    const handlers: JobHandlers<CloudJobs> = {
+      'cloud.process-project': { handler: ({ projectId }) => this.processor.process(projectId), concurrency: 1, expireInSeconds: 24 * 3600 },
+    };
+    options.jobs.register(handlers);
+  }
+
+  migrate(): Promise<void> {
+    return migrateSchema(this.options.database.db, 'cloud', cloudMigrations);
+  }
+
+  async createServer(): Promise<HttpServer> {
+    const app = await createHttpServer({
+      logger: this.options.logger.child({ service: 'cloud' }),
+      title: 'Cloud project-processing service',
+      description: 'Projects, uploads, processing, project groups. See shared/spec/cloud-processing-service.md.',
+      version: '3',
+      openapiPath: '/project/api/v3/openapi.json',
+    });
+    await registerCloudRoutes(app, { oauth: this.oauth, projects: this.projects, groups: this.groups });
+    return app;
+  }
+
+  /** Admin: an organization (idempotent on uuid). */
+  async ensureOrganization(name: string, uuid: string = crypto.randomUUID()): Promise<{ id: number; uuid: string }> {
+    const existing = await this.db.selectFrom('cloud.organizations').select(['id', 'uuid']).where('uuid', '=', uuid).executeTakeFirst();
+    if (existing) return existing;
+    return this.db.insertInto('cloud.organizations').values({ uuid, name }).returning(['id', 'uuid']).executeTakeFirstOrThrow();
+  }
+}

@@ -1,0 +1,61 @@
+// The photogrammetry engine boundary. The cloud service hands an engine the registered inputs of a
+// project and gets back the outputs it produced (already written to object storage) and the ones
+// it cannot produce. Engines: `exif` (no reconstruction, cameras as recorded; the default until the
+// COLMAP engine lands), later `colmap` (local) and `nodeodm` (NodeODM/ClusterODM over HTTP).
+import type { ObjectStore } from '../../infra/storage/object-store.ts';
+
+/** Output names of CONTRACT.md section 3. */
+export type OutputType =
+  | 'point_cloud'
+  | 'point_cloud_bundle'
+  | '3d_mesh_obj_zip'
+  | 'dsm'
+  | 'ortho_rgb'
+  | 'calibrated_camera_parameters_json'
+  | 'quality_report'
+  | 'input_zip'
+  | 'project_thumb';
+
+export interface EngineInput {
+  projectId: number;
+  projectUuid: string;
+  bucket: string;
+  /** Registered input keys with their sizes. */
+  inputs: { key: string; size: number }[];
+  /** Where this run writes its outputs (a key prefix ending in '/'). */
+  outputPrefix: string;
+  coordinateSystem: string | null;
+  tags: string[];
+  store: ObjectStore;
+  /** Progress 0..100 (never goes backwards) with a human text for display_detailed_status. */
+  reportProgress(percent: number, text: string): Promise<void>;
+  signal: AbortSignal;
+}
+
+export interface ProducedOutput {
+  outputType: OutputType;
+  resultType: 'file' | 'bundle';
+  key: string;
+}
+
+export interface EngineResult {
+  outputs: ProducedOutput[];
+  /** Outputs this engine does not make, with why; listed as `not available`, never faked. */
+  notAvailable: { outputType: OutputType; reason: string }[];
+}
+
+export interface PhotogrammetryEngine {
+  readonly name: string;
+  run(input: EngineInput): Promise<EngineResult>;
+}
+
+/** A failure with one of the cloud spec's error codes (10001, 10201, 10601, ...). */
+export class EngineError extends Error {
+  constructor(
+    readonly errorCode: number,
+    readonly reason: string,
+  ) {
+    super(reason);
+    this.name = 'EngineError';
+  }
+}

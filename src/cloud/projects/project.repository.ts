@@ -1,0 +1,124 @@
+// All SQL of cloud projects, their inputs and outputs.
+import type { Kysely, Transaction, Updateable } from 'kysely';
+import type { CloudTables, ProjectRow, ProjectsTable } from '../cloud.tables.ts';
+
+type Db = Kysely<CloudTables> | Transaction<CloudTables>;
+
+export class ProjectRepository {
+  constructor(readonly db: Kysely<CloudTables>) {}
+
+  async create(values: {
+    uuid: string;
+    name: string;
+    organizationId: number;
+    clientId: number;
+    userAgent: string | null;
+    coordinateSystem: string | null;
+    projectGroupId: number | null;
+    bucket: string;
+    basePath: (id: number) => string;
+  }): Promise<ProjectRow> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('cloud.projects')
+        .values({
+          uuid: values.uuid,
+          name: values.name,
+          organization_id: values.organizationId,
+          client_id: values.clientId,
+          user_agent: values.userAgent,
+          coordinate_system: values.coordinateSystem,
+          project_group_id: values.projectGroupId,
+          bucket_name: values.bucket,
+          s3_base_path: '',
+          tags: '[]',
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return trx
+        .updateTable('cloud.projects')
+        .set({ s3_base_path: values.basePath(row.id) })
+        .where('id', '=', row.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+  }
+
+  /** A live project of the organization, or undefined (also for other organizations' projects). */
+  find(id: number, organizationId: number, db: Db = this.db, forUpdate = false): Promise<ProjectRow | undefined> {
+    return db
+      .selectFrom('cloud.projects')
+      .selectAll()
+      .where('id', '=', id)
+      .where('organization_id', '=', organizationId)
+      .where('deleted_at', 'is', null)
+      .$if(forUpdate, (q) => q.forUpdate())
+      .executeTakeFirst();
+  }
+
+  findById(id: number, db: Db = this.db): Promise<ProjectRow | undefined> {
+    return db.selectFrom('cloud.projects').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  }
+
+  list(organizationId: number): Promise<ProjectRow[]> {
+    return this.db
+      .selectFrom('cloud.projects')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('deleted_at', 'is', null)
+      .orderBy('id')
+      .execute();
+  }
+
+  update(id: number, values: Updateable<ProjectsTable>, db: Db = this.db): Promise<ProjectRow> {
+    return db.updateTable('cloud.projects').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  }
+
+  /** Adds inputs (repeats are ignored) and returns the project's input count. */
+  async addInputs(projectId: number, inputs: { key: string; size: number }[], trx: Transaction<CloudTables>): Promise<number> {
+    for (let i = 0; i < inputs.length; i += 1000) {
+      const chunk = inputs.slice(i, i + 1000);
+      await trx
+        .insertInto('cloud.project_inputs')
+        .values(chunk.map((input) => ({ project_id: projectId, key: input.key, size: input.size })))
+        .onConflict((oc) => oc.columns(['project_id', 'key']).doNothing())
+        .execute();
+    }
+    const { count } = await trx
+      .selectFrom('cloud.project_inputs')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow();
+    return Number(count);
+  }
+
+  listInputs(projectId: number): Promise<{ key: string; size: number }[]> {
+    return this.db.selectFrom('cloud.project_inputs').select(['key', 'size']).where('project_id', '=', projectId).orderBy('key').execute();
+  }
+
+  listOutputs(projectId: number) {
+    return this.db.selectFrom('cloud.project_outputs').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
+  }
+
+  async replaceOutputs(
+    projectId: number,
+    outputs: { outputType: string; resultType: string; availability: string; key: string | null; note: string | null }[],
+    db: Db = this.db,
+  ): Promise<void> {
+    await db.deleteFrom('cloud.project_outputs').where('project_id', '=', projectId).execute();
+    if (outputs.length === 0) return;
+    await db
+      .insertInto('cloud.project_outputs')
+      .values(
+        outputs.map((o) => ({
+          project_id: projectId,
+          output_type: o.outputType,
+          result_type: o.resultType,
+          availability: o.availability,
+          s3_key: o.key,
+          note: o.note,
+        })),
+      )
+      .execute();
+  }
+}

@@ -1,0 +1,117 @@
+// The Fastify setup shared by both services: TypeBox type provider, paths served with and without
+// their trailing slash, OpenAPI document and docs page, request logging, and the one error handler
+// that turns every failure into CONTRACT.md's format (never a 500 for anything a client sent).
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import formbody from '@fastify/formbody';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import { ApiError, type FieldErrors } from './errors.ts';
+
+export type HttpServer = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface HttpServerOptions {
+  logger: Logger;
+  title: string;
+  description: string;
+  version: string;
+  /** Where the OpenAPI JSON is served, e.g. /v1/openapi.json. */
+  openapiPath: string;
+  /** Maximum JSON body, bytes. */
+  bodyLimit?: number;
+}
+
+export async function createHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
+    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+    genReqId: () => crypto.randomUUID(),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  await app.register(formbody);
+  // An empty body with a JSON content type means "no body", as DRF treats it.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ApiError(400, 'parse_error', 'JSON parse error: the body is not valid JSON.'), undefined);
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: options.title, description: options.description, version: options.version },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get(options.openapiPath, { schema: { hide: true } }, async () => app.swagger());
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) {
+      if (error.statusCode >= 500) request.log.error({ err: error }, error.detail);
+      return reply.status(error.statusCode).headers(error.headers).send(error.body());
+    }
+    if ((error as FastifyError).validation) {
+      return reply.status(400).send(validationBody(error as FastifyError));
+    }
+    const status = (error as FastifyError).statusCode;
+    if (status && status >= 400 && status < 500) {
+      const code = status === 413 ? 'too_large' : status === 415 ? 'unsupported_media_type' : status === 405 ? 'method_not_allowed' : 'invalid';
+      return reply.status(status).send({ detail: error.message, code });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.status(500).send({ detail: 'Internal server error.', code: 'server_error' });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send({ detail: `No route for ${request.method} ${request.url.split('?')[0]}.`, code: 'not_found' });
+  });
+  return app;
+}
+
+/** Ajv errors -> {"field": ["message"]}, nested fields as nested objects. */
+function validationBody(error: FastifyError): FieldErrors {
+  const body: FieldErrors = {};
+  for (const issue of error.validation ?? []) {
+    const segments = issue.instancePath.split('/').filter(Boolean);
+    const params = issue.params as Record<string, unknown>;
+    if (issue.keyword === 'required' && typeof params.missingProperty === 'string') segments.push(params.missingProperty);
+    if (issue.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') segments.push(params.additionalProperty);
+    const message = issue.keyword === 'required' ? 'This field is required.' : capitalise(issue.message ?? 'Invalid value.');
+    const context = error.validationContext && error.validationContext !== 'body' ? [error.validationContext] : [];
+    addFieldError(body, [...context, ...segments], message);
+  }
+  if (Object.keys(body).length === 0) body.non_field_errors = [error.message];
+  return body;
+}
+
+function addFieldError(target: FieldErrors, path: string[], message: string): void {
+  if (path.length === 0) path = ['non_field_errors'];
+  let node = target;
+  for (const segment of path.slice(0, -1)) {
+    const next = node[segment];
+    if (!next || Array.isArray(next)) node[segment] = {};
+    node = node[segment] as FieldErrors;
+  }
+  const leaf = path[path.length - 1];
+  const existing = node[leaf];
+  const list = Array.isArray(existing) ? existing : [];
+  if (!list.includes(message)) list.push(message);
+  node[leaf] = list;
+}
+
+function capitalise(text: string): string {
+  const t = text.charAt(0).toUpperCase() + text.slice(1);
+  return t.endsWith('.') ? t : `${t}.`;
+}

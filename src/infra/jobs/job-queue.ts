@@ -1,0 +1,118 @@
+// Durable background jobs on pg-boss, in the same database as the data they act on.
+//
+// Each service declares a typed catalogue (job name -> payload type) and one handler per job
+// (see `JobHandlers`): a job without a handler is a compile error. Jobs can be queued inside a
+// database transaction (`send(..., { trx })`), so a state change and the work it triggers are
+// committed together or not at all. Workers send heartbeats: when a worker process dies
+// (SIGKILL, crash), its job is retried after about `heartbeatSeconds`, so handlers must be
+// idempotent: each one re-reads the state and continues from where it is.
+import { PgBoss, fromKysely, type Job, type SendOptions } from 'pg-boss';
+import type { Kysely, Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../database/database.ts';
+
+export type JobCatalogue = Record<string, object>;
+
+export type JobHandlers<C extends JobCatalogue> = {
+  [N in keyof C]: {
+    handler: (data: C[N]) => Promise<void>;
+    /** Parallel jobs of this kind per process. */
+    concurrency?: number;
+    retryLimit?: number;
+    retryDelaySeconds?: number;
+    /** Hard limit of one run. */
+    expireInSeconds?: number;
+  };
+};
+
+export interface QueueSendOptions {
+  /** Queue within this transaction: the job exists only if the transaction commits. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  trx?: Transaction<any> | Kysely<any>;
+  /** At most one queued-or-active job with this key. */
+  singletonKey?: string;
+  startAfterSeconds?: number;
+}
+
+export interface JobQueueOptions {
+  heartbeatSeconds: number;
+  logger: Logger;
+}
+
+export class JobQueue {
+  private readonly boss: PgBoss;
+  private readonly handlers = new Map<string, JobHandlers<JobCatalogue>[string]>();
+  private started = false;
+
+  constructor(
+    database: Database,
+    private readonly options: JobQueueOptions,
+  ) {
+    const connection = 'connectionString' in database.boss ? { connectionString: database.boss.connectionString, max: 4 } : { db: database.boss.db };
+    this.boss = new PgBoss({
+      ...connection,
+      ...(database.kind === 'pglite' ? { backend: 'pglite' as const } : {}),
+      schema: 'pgboss',
+      // Frequent enough that a job whose worker died is picked up again within seconds.
+      monitorIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 2)),
+      superviseIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 2)),
+    });
+    this.boss.on('error', (err) => options.logger.error({ err }, 'job queue error'));
+  }
+
+  /** Registers the handlers of one service's catalogue. */
+  register<C extends JobCatalogue>(handlers: JobHandlers<C>): void {
+    for (const [name, definition] of Object.entries(handlers)) {
+      this.handlers.set(name, definition as JobHandlers<JobCatalogue>[string]);
+    }
+  }
+
+  /** Starts pg-boss (creating its schema) and, when asked, the workers of every registered job. */
+  async start(runWorkers: boolean): Promise<void> {
+    await this.boss.start();
+    this.started = true;
+    for (const [name, definition] of this.handlers) {
+      await this.boss.createQueue(name, {
+        retryLimit: definition.retryLimit ?? 5,
+        retryDelay: definition.retryDelaySeconds ?? 2,
+        retryBackoff: true,
+        expireInSeconds: definition.expireInSeconds ?? 3600,
+        heartbeatSeconds: Math.max(10, this.options.heartbeatSeconds),
+      });
+    }
+    if (!runWorkers) return;
+    for (const [name, definition] of this.handlers) {
+      await this.boss.work(
+        name,
+        { localConcurrency: definition.concurrency ?? 1, pollingIntervalSeconds: 0.5, batchSize: 1 },
+        async (jobs: Job<object>[]) => {
+          for (const job of jobs) {
+            const log = this.options.logger.child({ job: name, jobId: job.id });
+            log.debug('job started');
+            try {
+              await definition.handler(job.data);
+              log.debug('job done');
+            } catch (err) {
+              log.warn({ err }, 'job failed; pg-boss retries it');
+              throw err;
+            }
+          }
+        },
+      );
+    }
+  }
+
+  async send<C extends JobCatalogue, N extends keyof C & string>(name: N, data: C[N], options: QueueSendOptions = {}): Promise<void> {
+    const sendOptions: SendOptions = {};
+    if (options.singletonKey) sendOptions.singletonKey = options.singletonKey;
+    if (options.startAfterSeconds) sendOptions.startAfter = options.startAfterSeconds;
+    if (options.trx) sendOptions.db = fromKysely(options.trx);
+    await this.boss.send(name, data, sendOptions);
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    await this.boss.stop({ graceful: true, timeout: 5000, close: true });
+  }
+}

@@ -1,0 +1,289 @@
+// The embedded S3-compatible endpoint: a plain node:http request handler (path-style only) in
+// front of a LocalDiskObjectStore. For every request it
+//   1. authenticates the SigV4 signature (header or presigned query),
+//   2. routes method + sub-resource to an operation,
+//   3. authorises it against the credential's scope (temporary credentials: one bucket, one
+//      key prefix; the root credential: everything),
+//   4. runs it, streaming bodies, and answers errors in S3's XML format.
+// Secrets, signatures and session tokens are never logged (nor the query string that holds them).
+import { randomBytes } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { CredentialResolver, CredentialScope } from './embedded-credentials.ts';
+import { assertValidKey } from './key-layout.ts';
+import type { LocalDiskObjectStore } from './local-disk-store.ts';
+import { S3Error, toS3Error } from './s3-errors.ts';
+import * as ops from './s3-operations.ts';
+import { discardRemainingBody, markContinuePending, parseTarget, queryValue, type RequestTarget } from './s3-request.ts';
+import { errorXml } from './s3-xml.ts';
+import { verifySigV4, type VerifiedRequest } from './sigv4-verifier.ts';
+
+export interface S3EndpointOptions {
+  store: LocalDiskObjectStore;
+  /** Resolves access key id + session token (EmbeddedCredentialIssuer.resolve). */
+  resolveCredential: CredentialResolver;
+  logger: Logger;
+  /** Region reported by GetBucketLocation/HeadBucket (signatures for any region are accepted). */
+  region?: string;
+  /** Largest accepted difference between a request's x-amz-date and our clock (default 15 min). */
+  maxClockSkewMs?: number;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export interface S3Endpoint {
+  /** The request handler; mount it on any node:http server. */
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * Handler for the server's 'checkContinue' event: the "100 Continue" is then only sent once
+   * the request is authenticated, so rejected uploads are not transferred at all.
+   */
+  checkContinueHandler: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+type Access =
+  | { kind: 'service' }
+  | { kind: 'bucket' }
+  | { kind: 'object'; key: string }
+  | { kind: 'list' }
+  /** Checked per key inside the operation (DeleteObjects). */
+  | { kind: 'per-key' }
+  | { kind: 'root-only' };
+
+interface Route {
+  name: string;
+  access: Access;
+  run: (ctx: ops.S3Context) => Promise<void> | void;
+}
+
+// Bucket and object sub-resources we do not implement: answer NotImplemented rather than
+// misreading them as a listing or a plain GET/PUT.
+const UNSUPPORTED_SUBRESOURCES = [
+  'acl', 'tagging', 'retention', 'legal-hold', 'torrent', 'restore', 'select', 'attributes', 'versioning', 'policy',
+  'policyStatus', 'cors', 'lifecycle', 'encryption', 'website', 'logging', 'notification', 'replication',
+  'ownershipControls', 'publicAccessBlock', 'accelerate', 'requestPayment', 'object-lock', 'analytics', 'metrics',
+  'inventory', 'intelligent-tiering', 'versions', 'uploads', 'session',
+];
+
+function notImplemented(name: string): Route {
+  return {
+    name,
+    access: { kind: 'bucket' },
+    run: () => {
+      throw new S3Error('NotImplemented', 'A header or query you provided requested a function that is not implemented.');
+    },
+  };
+}
+
+function has(target: RequestTarget, name: string): boolean {
+  return target.query[name] !== undefined;
+}
+
+function route(method: string, target: RequestTarget): Route {
+  const unsupported = UNSUPPORTED_SUBRESOURCES.find((name) => has(target, name));
+  if (target.bucket === undefined) {
+    if (method === 'GET') return { name: 'ListBuckets', access: { kind: 'service' }, run: () => {} };
+    throw new S3Error('MethodNotAllowed', 'The specified method is not allowed against this resource.');
+  }
+  const key = target.key;
+  if (key === undefined) {
+    if (method === 'HEAD') return { name: 'HeadBucket', access: { kind: 'bucket' }, run: ops.headBucket };
+    if (method === 'GET' && has(target, 'location')) return { name: 'GetBucketLocation', access: { kind: 'bucket' }, run: ops.getBucketLocation };
+    if (unsupported && !(method === 'POST' && has(target, 'delete'))) return notImplemented(`bucket?${unsupported}`);
+    if (method === 'GET') {
+      const v2 = queryValue(target.query, 'list-type') === '2';
+      return { name: v2 ? 'ListObjectsV2' : 'ListObjects', access: { kind: 'list' }, run: (ctx) => ops.listObjects(ctx, v2 ? 2 : 1) };
+    }
+    if (method === 'POST' && has(target, 'delete')) return { name: 'DeleteObjects', access: { kind: 'per-key' }, run: ops.deleteObjects };
+    if (method === 'PUT') {
+      return {
+        name: 'CreateBucket',
+        access: { kind: 'root-only' },
+        run: () => {
+          throw new S3Error('BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded and you already own it.');
+        },
+      };
+    }
+    throw new S3Error('MethodNotAllowed', 'The specified method is not allowed against this resource.');
+  }
+
+  const access: Access = { kind: 'object', key };
+  const objectRoute = (name: string, run: (ctx: ops.ObjectContext) => Promise<void>): Route => ({
+    name,
+    access,
+    run: (ctx) => run({ ...ctx, key }),
+  });
+  const uploadId = has(target, 'uploadId');
+  if (unsupported && !(method === 'POST' && unsupported === 'uploads')) return notImplemented(`object?${unsupported}`);
+  switch (method) {
+    case 'GET':
+      return uploadId ? objectRoute('ListParts', ops.listParts) : objectRoute('GetObject', (ctx) => ops.getObject(ctx, false));
+    case 'HEAD':
+      return objectRoute('HeadObject', (ctx) => ops.getObject(ctx, true));
+    case 'PUT':
+      return uploadId ? objectRoute('UploadPart', ops.uploadPart) : objectRoute('PutObject', ops.putObject);
+    case 'POST':
+      if (has(target, 'uploads')) return objectRoute('CreateMultipartUpload', ops.createMultipartUpload);
+      if (uploadId) return objectRoute('CompleteMultipartUpload', ops.completeMultipartUpload);
+      break;
+    case 'DELETE':
+      return uploadId ? objectRoute('AbortMultipartUpload', ops.abortMultipartUpload) : objectRoute('DeleteObject', ops.deleteObject);
+  }
+  throw new S3Error('MethodNotAllowed', 'The specified method is not allowed against this resource.');
+}
+
+function accessDenied(): S3Error {
+  return new S3Error('AccessDenied', 'Access Denied');
+}
+
+function keyAllowed(scope: CredentialScope, bucket: string, key: string): boolean {
+  return scope.kind === 'root' || (scope.bucket === bucket && key.startsWith(scope.prefix));
+}
+
+function authorize(scope: CredentialScope, access: Access, target: RequestTarget): void {
+  if (scope.kind === 'root') return;
+  if (access.kind === 'root-only') throw accessDenied();
+  if (access.kind === 'service') return; // ListBuckets shows only the credential's own bucket
+  // Checked before the bucket exists: other buckets are not revealed.
+  if (target.bucket !== scope.bucket) throw accessDenied();
+  if (access.kind === 'object' && !access.key.startsWith(scope.prefix)) throw accessDenied();
+  if (access.kind === 'list' && !(queryValue(target.query, 'prefix') ?? '').startsWith(scope.prefix)) throw accessDenied();
+}
+
+export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
+  const { store, logger } = options;
+  const region = options.region ?? 'us-east-1';
+  const maxClockSkewMs = options.maxClockSkewMs ?? 15 * 60 * 1000;
+  const now = options.now ?? Date.now;
+  const startedAt = new Date(now());
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const requestId = randomBytes(8).toString('hex').toUpperCase();
+    res.setHeader('x-amz-request-id', requestId);
+    res.setHeader('x-amz-id-2', randomBytes(24).toString('base64'));
+    res.setHeader('Server', 'OpenInspectionS3');
+    const method = (req.method ?? 'GET').toUpperCase();
+    let operation = 'Unknown';
+    let resource = '/';
+    let auth: VerifiedRequest | undefined;
+    try {
+      const target = parseTarget(req.url ?? '/');
+      resource = '/' + [target.bucket, target.key].filter((p) => p !== undefined).join('/');
+      auth = await verifySigV4(
+        { method, rawPath: target.rawPath, query: target.query, headers: req.headers, rawHeaders: req.rawHeaders },
+        { resolveCredential: options.resolveCredential, now: now(), maxClockSkewMs },
+      );
+      const chosen = route(method, target);
+      operation = chosen.name;
+      const scope = auth.credential.scope;
+      authorize(scope, chosen.access, target);
+      if (chosen.access.kind === 'service') {
+        ops.listBuckets(res, store, scope, startedAt);
+        return;
+      }
+      const bucket = target.bucket as string;
+      if (!store.hasBucket(bucket)) throw new S3Error('NoSuchBucket', 'The specified bucket does not exist');
+      if (chosen.access.kind === 'object') assertValidKey(chosen.access.key);
+      await chosen.run({
+        req,
+        res,
+        target,
+        bucket,
+        auth,
+        store,
+        region,
+        assertKeyAllowed(key: string, otherBucket?: string) {
+          if (!keyAllowed(scope, otherBucket ?? bucket, key)) throw accessDenied();
+        },
+      });
+    } catch (err) {
+      sendError(req, res, method, err, resource, requestId);
+      if (toS3Error(err).status >= 500) logger.error({ err, requestId, operation }, 's3 request failed');
+    } finally {
+      if (!req.complete) discardRemainingBody(req);
+      const log = {
+        requestId,
+        operation,
+        method,
+        resource,
+        status: res.statusCode,
+        accessKeyId: auth?.credential.accessKeyId,
+        ms: Math.round(performance.now() - started),
+      };
+      if (res.statusCode >= 500) logger.warn(log, 's3 request');
+      else logger.debug(log, 's3 request');
+    }
+  }
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    handle(req, res).catch((err) => {
+      logger.error({ err }, 's3 handler crashed');
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    });
+  };
+  const checkContinueHandler = (req: IncomingMessage, res: ServerResponse): void => {
+    markContinuePending(req, () => res.writeContinue());
+    handler(req, res);
+  };
+  return { handler, checkContinueHandler };
+}
+
+function sendError(req: IncomingMessage, res: ServerResponse, method: string, err: unknown, resource: string, requestId: string): void {
+  const error = toS3Error(err);
+  if (res.headersSent) {
+    // Too late for an error document (a download failed half-way): cut the connection so the
+    // client sees a short body rather than a silently truncated object.
+    res.destroy();
+    return;
+  }
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  // A body still in flight will be drained, then the connection closed (never reused mid-body).
+  if (!req.complete) res.setHeader('Connection', 'close');
+  if (method === 'HEAD' || error.status === 304) {
+    res.writeHead(error.status, { 'Content-Length': 0 });
+    res.end();
+    return;
+  }
+  const body = Buffer.from(errorXml(error.code, error.message, resource, requestId), 'utf8');
+  res.writeHead(error.status, { 'Content-Type': 'application/xml', 'Content-Length': body.length });
+  res.end(body);
+}
+
+export interface RunningS3Server {
+  server: http.Server;
+  /** Base URL, e.g. "http://127.0.0.1:43567". */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts an http.Server for the endpoint (port 0 picks a free port). */
+export async function startS3Server(endpoint: S3Endpoint, listen: { host?: string; port?: number } = {}): Promise<RunningS3Server> {
+  const server = http.createServer(endpoint.handler);
+  server.on('checkContinue', endpoint.checkContinueHandler);
+  // Node's default 5-minute limit per request would cut large uploads on slow links.
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+  server.keepAliveTimeout = 5_000;
+  const host = listen.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    server,
+    url: `http://${urlHost}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

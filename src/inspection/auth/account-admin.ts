@@ -1,0 +1,50 @@
+// Administration of accounts (used by the admin CLI and the first-start bootstrap, never over the
+// public API): organizations, users, memberships and API keys.
+import crypto from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { InspectionTables } from '../inspection.tables.ts';
+import { generateSecret, hashPassword, sha256Hex } from '../../infra/auth/secrets.ts';
+
+export class AccountAdmin {
+  constructor(private readonly db: Kysely<InspectionTables>) {}
+
+  createOrganization(name: string): Promise<{ id: number; uuid: string }> {
+    return this.db.insertInto('inspection.organizations').values({ uuid: crypto.randomUUID(), name }).returning(['id', 'uuid']).executeTakeFirstOrThrow();
+  }
+
+  async createUser(username: string, password: string, email = ''): Promise<{ id: number }> {
+    return this.db
+      .insertInto('inspection.users')
+      .values({ username, email, password_hash: await hashPassword(password) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+  }
+
+  async addMember(userId: number, organizationId: number): Promise<void> {
+    await this.db.insertInto('inspection.memberships').values({ user_id: userId, organization_id: organizationId }).onConflict((oc) => oc.doNothing()).execute();
+  }
+
+  /** A new API key; the key itself is returned once and stored as a SHA-256. */
+  async createApiKey(name: string): Promise<{ id: number; key: string }> {
+    const key = generateSecret('oik');
+    const row = await this.db.insertInto('inspection.api_keys').values({ name, key_hash: sha256Hex(key) }).returning('id').executeTakeFirstOrThrow();
+    return { id: row.id, key };
+  }
+
+  async revokeApiKey(id: number): Promise<void> {
+    await this.db.updateTable('inspection.api_keys').set({ revoked_at: new Date() }).where('id', '=', id).execute();
+  }
+
+  async findOrganization(uuid: string) {
+    return this.db.selectFrom('inspection.organizations').select(['id', 'uuid', 'name']).where('uuid', '=', uuid).executeTakeFirst();
+  }
+
+  async findUser(username: string) {
+    return this.db.selectFrom('inspection.users').select(['id', 'username']).where('username', '=', username).executeTakeFirst();
+  }
+
+  async userCount(): Promise<number> {
+    const { count } = await this.db.selectFrom('inspection.users').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+    return Number(count);
+  }
+}

@@ -1,0 +1,117 @@
+// Authentication of the inspection service (spec "Authentication", CONTRACT section 2):
+// - `X-Api-Key` on every call identifies the application (keys stored as SHA-256);
+// - `POST /v1/auth/token/` trades a user's username and password (scrypt) for a JWT (HS256, key in
+//   the data folder) that names both the user and the API key it was issued to;
+// - `Authorization: Bearer <jwt>` on every other call, with the same API key;
+// - `vendor-organization-uuid` (alias `pix4d-organization-uuid`) selects an organization the user
+//   belongs to; scopes: `cloud:read` for GET, `cloud:write` for the rest.
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import type { Kysely } from 'kysely';
+import type { InspectionTables } from '../inspection.tables.ts';
+import { sha256Hex, verifyPassword } from '../../infra/auth/secrets.ts';
+import { authenticationFailed, invalidApiKey, notAuthenticated, permissionDenied, tokenExpired } from '../../infra/http/errors.ts';
+
+export const SCOPES = ['cloud:read', 'cloud:write'] as const;
+
+export interface AuthContext {
+  userId: number;
+  apiKeyId: number;
+  /** The organization named in the request's organization header, or null. */
+  organization: { id: number; uuid: string } | null;
+  scopes: string[];
+}
+
+export interface AuthHeaders {
+  'x-api-key'?: string | string[];
+  authorization?: string;
+  'vendor-organization-uuid'?: string | string[];
+  'pix4d-organization-uuid'?: string | string[];
+}
+
+const ISSUER = 'inspection-service';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export class AuthService {
+  constructor(
+    private readonly db: Kysely<InspectionTables>,
+    private readonly signingKey: Uint8Array,
+    private readonly tokenTtlSeconds: number,
+  ) {}
+
+  /** Resolves `X-Api-Key` to the key's id, or throws 401 invalid_api_key. */
+  async requireApiKey(headers: AuthHeaders): Promise<number> {
+    const value = single(headers['x-api-key']);
+    if (!value) throw invalidApiKey('The X-Api-Key header is required on every call.');
+    // Looked up by the hash itself (unique index): equality on a SHA-256 of a 256-bit secret leaks nothing useful.
+    const key = await this.db
+      .selectFrom('inspection.api_keys')
+      .select('id')
+      .where('key_hash', '=', sha256Hex(value))
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!key) throw invalidApiKey('Invalid API key.');
+    return key.id;
+  }
+
+  async issueToken(headers: AuthHeaders, username: string, password: string): Promise<{ api_token: string; expires_in: number }> {
+    const apiKeyId = await this.requireApiKey(headers);
+    const user = await this.db.selectFrom('inspection.users').select(['id', 'password_hash']).where('username', '=', username).executeTakeFirst();
+    // Verify against a dummy hash for unknown users, so response time does not reveal which usernames exist.
+    const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
+    if (!user || !ok) throw authenticationFailed('Unable to log in with the provided credentials.');
+    const api_token = await new SignJWT({ akid: apiKeyId, scope: SCOPES.join(' ') })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(String(user.id))
+      .setIssuer(ISSUER)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + this.tokenTtlSeconds)
+      .sign(this.signingKey);
+    return { api_token, expires_in: this.tokenTtlSeconds };
+  }
+
+  async authenticate(headers: AuthHeaders, method: string): Promise<AuthContext> {
+    const apiKeyId = await this.requireApiKey(headers);
+    const match = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
+    if (!match) throw notAuthenticated('Authorization: Bearer <token> is required; get a token from POST /v1/auth/token/.');
+    let userId: number;
+    let tokenKeyId: number;
+    let scopes: string[];
+    try {
+      const { payload } = await jwtVerify(match[1], this.signingKey, { issuer: ISSUER, algorithms: ['HS256'] });
+      userId = Number(payload.sub);
+      tokenKeyId = Number(payload.akid);
+      scopes = String(payload.scope ?? '').split(' ').filter(Boolean);
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) throw tokenExpired();
+      throw authenticationFailed('Invalid token.');
+    }
+    if (tokenKeyId !== apiKeyId) throw authenticationFailed('The token was issued to another API key.');
+    const needed = method === 'GET' || method === 'HEAD' ? 'cloud:read' : 'cloud:write';
+    if (!scopes.includes(needed)) throw permissionDenied(`The token lacks the ${needed} scope.`);
+    const organization = await this.organizationFromHeaders(headers, userId);
+    return { userId, apiKeyId, organization, scopes };
+  }
+
+  private async organizationFromHeaders(headers: AuthHeaders, userId: number): Promise<AuthContext['organization']> {
+    const uuid = single(headers['vendor-organization-uuid']) ?? single(headers['pix4d-organization-uuid']);
+    if (!uuid) return null;
+    if (!UUID.test(uuid)) throw permissionDenied('The organization header is not a UUID.');
+    const membership = await this.db
+      .selectFrom('inspection.organizations')
+      .innerJoin('inspection.memberships', 'inspection.memberships.organization_id', 'inspection.organizations.id')
+      .select(['inspection.organizations.id', 'inspection.organizations.uuid'])
+      .where('inspection.organizations.uuid', '=', uuid)
+      .where('inspection.memberships.user_id', '=', userId)
+      .executeTakeFirst();
+    if (!membership) throw permissionDenied('You are not a member of this organization.');
+    return membership;
+  }
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  return v && v.trim() !== '' ? v.trim() : undefined;
+}
+
+// scrypt hash of a random password nobody knows; used only to spend the same time on unknown users.
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';

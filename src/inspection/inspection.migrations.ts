@@ -1,0 +1,135 @@
+// Schema `inspection`: owned by the inspection service alone.
+import type { Kysely } from 'kysely';
+import { runStatements, type MigrationSet } from '../infra/database/migrate.ts';
+
+export const inspectionMigrations: MigrationSet = {
+  '0001_initial': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        create table inspection.organizations (
+          id serial primary key,
+          uuid uuid not null unique,
+          name text not null,
+          created_at timestamptz not null default now()
+        );
+        create table inspection.users (
+          id serial primary key,
+          username text not null unique,
+          email text not null,
+          password_hash text not null,
+          created_at timestamptz not null default now()
+        );
+        create table inspection.memberships (
+          user_id integer not null references inspection.users(id) on delete cascade,
+          organization_id integer not null references inspection.organizations(id) on delete cascade,
+          primary key (user_id, organization_id)
+        );
+        create table inspection.api_keys (
+          id serial primary key,
+          name text not null,
+          key_hash text not null unique,
+          created_at timestamptz not null default now(),
+          revoked_at timestamptz
+        );
+        create table inspection.allowance_types (
+          id integer primary key,
+          code text not null unique,
+          name text not null
+        );
+        insert into inspection.allowance_types (id, code, name) values (1, 'projects', 'Projects'), (2, 'tower_inventory', 'Tower inventory');
+        create table inspection.assets (
+          id serial primary key,
+          name text not null,
+          type integer not null,
+          latitude numeric(11, 8),
+          longitude numeric(11, 8),
+          description text,
+          user_id integer not null references inspection.users(id),
+          organization_id integer references inspection.organizations(id),
+          project_group_id integer,
+          project_group_uuid uuid,
+          created_at timestamptz not null default now(),
+          updated_at timestamptz not null default now(),
+          deleted_at timestamptz
+        );
+        create index assets_owner on inspection.assets (user_id, organization_id) where deleted_at is null;
+        create table inspection.inspections (
+          id serial primary key,
+          asset_id integer not null references inspection.assets(id),
+          user_id integer not null references inspection.users(id),
+          organization_id integer references inspection.organizations(id),
+          project_id integer,
+          project_uuid uuid,
+          storage_prefix text,
+          status integer not null default 1,
+          additional_statuses jsonb not null default '{"inventory": null, "rust": null}',
+          report_status text not null default 'not available',
+          app_source text not null default 'api',
+          retry_of integer references inspection.inspections(id),
+          pcs_task_uuid uuid,
+          inspection_date timestamptz,
+          description text,
+          name text,
+          base_plate_location jsonb,
+          top_point_location jsonb,
+          base_plate_size numeric,
+          ground_reference_altitude numeric not null default 0,
+          processing_parameters jsonb not null,
+          processing_backend text not null default 'mapper',
+          processing_started_at timestamptz,
+          processing_ended_at timestamptz,
+          images_valid integer,
+          images_invalid integer,
+          processing_error text,
+          created_at timestamptz not null default now(),
+          updated_at timestamptz not null default now(),
+          deleted_at timestamptz
+        );
+        create index inspections_owner on inspection.inspections (user_id, organization_id) where deleted_at is null;
+        create index inspections_asset on inspection.inspections (asset_id) where deleted_at is null;
+        create table inspection.inspection_images (
+          inspection_id integer not null references inspection.inspections(id) on delete cascade,
+          key text not null,
+          registered_at timestamptz not null default now(),
+          primary key (inspection_id, key)
+        );
+        create table inspection.cameras (
+          id serial primary key,
+          inspection_id integer not null references inspection.inspections(id) on delete cascade,
+          image_key text not null,
+          filename text not null,
+          latitude double precision,
+          longitude double precision,
+          elevation double precision,
+          width integer not null,
+          height integer not null,
+          quaternion jsonb,
+          make text,
+          model text,
+          mission text not null default '',
+          is_master boolean not null default false,
+          is_reviewed boolean not null default false,
+          is_visible boolean not null default true,
+          unique (inspection_id, image_key)
+        );
+        create table inspection.allowance_transactions (
+          id serial primary key,
+          organization_id integer references inspection.organizations(id),
+          user_id integer references inspection.users(id),
+          allowance_type_id integer not null references inspection.allowance_types(id),
+          direction text not null check (direction in ('ingress', 'egress')),
+          amount integer not null check (amount > 0),
+          reason text not null,
+          inspection_id integer references inspection.inspections(id) on delete set null,
+          created_at timestamptz not null default now(),
+          check ((organization_id is null) <> (user_id is null))
+        );
+        create index allowance_account on inspection.allowance_transactions (organization_id, user_id, allowance_type_id);
+        create unique index allowance_charged_once on inspection.allowance_transactions (inspection_id, allowance_type_id) where direction = 'egress'
+      `,
+      );
+    },
+  },
+};

@@ -1,0 +1,159 @@
+// TypeBox schemas of the inspection API's requests and responses (they also make its OpenAPI document).
+import { Type } from 'typebox';
+
+export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+export const ErrorBody = Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true });
+export const FieldErrorsBody = Type.Record(Type.String(), Type.Unknown(), { description: 'Field name -> list of messages' });
+export const errorResponses = { 400: FieldErrorsBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody };
+
+export const AuthHeaders = Type.Object({
+  'x-api-key': Type.Optional(Type.String({ description: 'API key of the application (required)' })),
+  'vendor-organization-uuid': Type.Optional(Type.String({ description: 'Organization to act for' })),
+});
+
+export const TokenBody = Type.Object({
+  username: Type.String({ minLength: 1 }),
+  password: Type.String({ minLength: 1 }),
+});
+export const TokenResponse = Type.Object({ api_token: Type.String(), expires_in: Type.Integer() });
+
+export const StatusRecord = Type.Object({ id: Type.Integer(), description: Type.String() });
+export const AssetTypeRecord = Type.Object({ id: Type.Integer(), description: Type.String(), family: Type.String() });
+
+export const AllowanceType = Type.Object({ id: Type.Integer(), code: Type.String(), name: Type.String() });
+export const AllowanceBalance = Type.Object({ allowance_type: Type.String(), granted: Type.Integer(), consumed: Type.Integer(), balance: Type.Integer() });
+export const AllowanceHistoryEntry = Type.Object({
+  id: Type.Integer(),
+  allowance_type: Type.String(),
+  direction: Type.Union([Type.Literal('ingress'), Type.Literal('egress')]),
+  amount: Type.Integer(),
+  reason: Type.String(),
+  inspection: Type.Union([Type.Integer(), Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+/** Decimal degrees with at most 8 decimals, as a string or a number. */
+const Coordinate = (max: number) =>
+  Type.Union([Type.String({ pattern: '^-?\\d{1,3}(\\.\\d{1,8})?$' }), Type.Number({ minimum: -max, maximum: max, multipleOf: 1e-8 }), Type.Null()]);
+
+export const AssetBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  type: Type.Integer({ minimum: 1, maximum: 13 }),
+  latitude: Type.Optional(Coordinate(90)),
+  longitude: Type.Optional(Coordinate(180)),
+  description: Type.Optional(NullableString),
+});
+
+export const Asset = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  type: Type.Integer(),
+  latitude: NullableString,
+  longitude: NullableString,
+  user: Type.Integer(),
+  organization_uuid: NullableString,
+  description: NullableString,
+  inspections: Type.Array(Type.Integer()),
+  project_group_id: Type.Union([Type.Integer(), Type.Null()]),
+  project_group_uuid: NullableString,
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+export const ProcessingParameters = Type.Object(
+  {
+    is_video: Type.Optional(Type.Boolean()),
+    generate_point_cloud: Type.Optional(Type.Boolean()),
+    clip_point_cloud: Type.Optional(Type.Boolean()),
+    clipping_radius: Type.Optional(Type.Integer({ minimum: 1, description: 'Metres, horizontally around the asset position' })),
+    generate_mesh: Type.Optional(Type.Boolean()),
+    generate_dsm: Type.Optional(Type.Boolean()),
+    generate_ortho: Type.Optional(Type.Boolean()),
+    detect_antennas: Type.Optional(Type.Boolean()),
+    detect_rust: Type.Optional(Type.Boolean()),
+    roof_segmentation: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+const Point3 = Type.Union([Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), Type.Null()]);
+
+export const CreateInspectionBody = Type.Object({
+  asset: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), AssetBody])),
+  new_asset: Type.Optional(Type.Boolean()),
+  processing_parameters: Type.Optional(ProcessingParameters),
+  inspection_date: Type.Optional(
+    Type.Union([Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$' }), Type.Null()]),
+  ),
+  description: Type.Optional(NullableString),
+  name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+  processing_backend: Type.Optional(Type.Union([Type.Literal('mapper'), Type.Literal('vortex')])),
+  app_source: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+});
+
+export const Inspection = Type.Object({
+  id: Type.Integer(),
+  project_id: Type.Union([Type.Integer(), Type.Null()]),
+  project_uuid: NullableString,
+  app_source: Type.String(),
+  can_retry: Type.Boolean(),
+  retry_of: Type.Union([Type.Integer(), Type.Null()]),
+  retries: Type.Array(Type.Object({ id: Type.Integer(), status: Type.Integer(), created_at: Type.String() })),
+  asset: Type.Integer(),
+  user: Type.Integer(),
+  status: Type.Integer(),
+  additional_statuses: Type.Object({ inventory: Type.Union([Type.Integer(), Type.Null()]), rust: Type.Union([Type.Integer(), Type.Null()]) }),
+  pcs_task_uuid: NullableString,
+  inspection_date: NullableString,
+  description: NullableString,
+  name: NullableString,
+  is_main: Type.Boolean(),
+  base_plate_location: Point3,
+  top_point_location: Point3,
+  base_plate_size: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
+  ground_reference_altitude: Type.String(),
+  processing_parameters: ProcessingParameters,
+  processing_backend: Type.String(),
+  report_status: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+export const StorageCredentials = Type.Object({
+  access_key: Type.String(),
+  secret_key: Type.String(),
+  session_token: Type.String(),
+  expiration: Type.String({ format: 'date-time' }),
+  bucket: Type.String(),
+  key: Type.String({ description: 'The only prefix these credentials can write under' }),
+  server_time: Type.String({ format: 'date-time' }),
+  region: Type.String(),
+  is_bucket_accelerated: Type.Boolean(),
+  endpoint_override: Type.String({ description: 'Endpoint URL for S3 clients (e.g. aws --endpoint-url); empty on AWS S3' }),
+});
+
+export const RegisterImagesBody = Type.Object({
+  // The 500 limit is checked in the service so the message names it; the schema caps abuse.
+  image_keys: Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 100000 }),
+});
+export const RegisterResult = Type.Object({ nb_images_registered: Type.Integer() });
+
+export const Camera = Type.Object({
+  id: Type.Integer(),
+  photo_id: Type.Integer(),
+  filename: Type.String(),
+  location: Type.Object({
+    latitude: Type.Union([Type.Number(), Type.Null()]),
+    longitude: Type.Union([Type.Number(), Type.Null()]),
+    elevation: Type.Union([Type.Number(), Type.Null()]),
+  }),
+  mission: Type.String(),
+  dimensions: Type.Object({ x: Type.Integer(), y: Type.Integer() }),
+  quaternions: Type.Array(Type.Number(), { minItems: 4, maxItems: 4 }),
+  is_master: Type.Boolean(),
+  is_reviewed: Type.Boolean(),
+  is_visible: Type.Boolean(),
+});
+
+export const SearchQuery = Type.Object({ search: Type.Optional(Type.String({ maxLength: 255 })) });

@@ -1,0 +1,115 @@
+// Kysely row types of schema `inspection` (see inspection.migrations.ts).
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type Json<T> = ColumnType<T, string | undefined, string>;
+/** numeric columns come back as strings (exact decimals). */
+type Decimal = ColumnType<string, string | number | undefined, string | number>;
+
+export interface InspectionTables {
+  'inspection.organizations': { id: Generated<number>; uuid: string; name: string; created_at: Generated<Date> };
+  'inspection.users': { id: Generated<number>; username: string; email: string; password_hash: string; created_at: Generated<Date> };
+  'inspection.memberships': { user_id: number; organization_id: number };
+  'inspection.api_keys': { id: Generated<number>; name: string; key_hash: string; created_at: Generated<Date>; revoked_at: Timestamp | null };
+  'inspection.allowance_types': { id: number; code: string; name: string };
+  'inspection.allowance_transactions': {
+    id: Generated<number>;
+    organization_id: number | null;
+    user_id: number | null;
+    allowance_type_id: number;
+    direction: 'ingress' | 'egress';
+    amount: number;
+    reason: string;
+    inspection_id: number | null;
+    created_at: Generated<Date>;
+  };
+  'inspection.assets': AssetsTable;
+  'inspection.inspections': InspectionsTable;
+  'inspection.inspection_images': { inspection_id: number; key: string; registered_at: Generated<Date> };
+  'inspection.cameras': CamerasTable;
+}
+
+export interface AssetsTable {
+  id: Generated<number>;
+  name: string;
+  type: number;
+  latitude: Decimal | null;
+  longitude: Decimal | null;
+  description: string | null;
+  user_id: number;
+  organization_id: number | null;
+  project_group_id: number | null;
+  project_group_uuid: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  deleted_at: Timestamp | null;
+}
+
+export interface ProcessingParameters {
+  is_video?: boolean;
+  generate_point_cloud?: boolean;
+  clip_point_cloud?: boolean;
+  clipping_radius?: number;
+  generate_mesh?: boolean;
+  generate_dsm?: boolean;
+  generate_ortho?: boolean;
+  detect_antennas?: boolean;
+  detect_rust?: boolean;
+  roof_segmentation?: boolean;
+}
+
+export interface InspectionsTable {
+  id: Generated<number>;
+  asset_id: number;
+  user_id: number;
+  organization_id: number | null;
+  project_id: number | null;
+  project_uuid: string | null;
+  storage_prefix: string | null;
+  status: Generated<number>;
+  additional_statuses: Json<{ inventory: number | null; rust: number | null }>;
+  report_status: Generated<string>;
+  app_source: Generated<string>;
+  retry_of: number | null;
+  pcs_task_uuid: string | null;
+  inspection_date: Timestamp | null;
+  description: string | null;
+  name: string | null;
+  base_plate_location: Json<{ x: number; y: number; z: number } | null> | null;
+  top_point_location: Json<{ x: number; y: number; z: number } | null> | null;
+  base_plate_size: Decimal | null;
+  ground_reference_altitude: Decimal;
+  processing_parameters: Json<ProcessingParameters>;
+  processing_backend: Generated<string>;
+  processing_started_at: Timestamp | null;
+  processing_ended_at: Timestamp | null;
+  images_valid: number | null;
+  images_invalid: number | null;
+  processing_error: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  deleted_at: Timestamp | null;
+}
+
+export interface CamerasTable {
+  id: Generated<number>;
+  inspection_id: number;
+  image_key: string;
+  filename: string;
+  latitude: number | null;
+  longitude: number | null;
+  elevation: number | null;
+  width: number;
+  height: number;
+  quaternion: Json<[number, number, number, number] | null> | null;
+  make: string | null;
+  model: string | null;
+  mission: Generated<string>;
+  is_master: Generated<boolean>;
+  is_reviewed: Generated<boolean>;
+  is_visible: Generated<boolean>;
+}
+
+export type AssetRow = Selectable<AssetsTable>;
+export type InspectionRow = Selectable<InspectionsTable>;
+export type CameraRow = Selectable<CamerasTable>;

@@ -1,0 +1,166 @@
+// The composition root: builds the infrastructure (database, object storage, job queue) and the
+// two services from a Config, and starts what the chosen role needs:
+//   serve  - HTTP servers of both services, the embedded S3 endpoint and (by default) the workers;
+//   worker - the job workers only, against the same database and storage.
+// Tests build as many systems as they like, each on its own data folder and ephemeral ports.
+import fs from 'node:fs';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './infra/database/database.ts';
+import { JobQueue } from './infra/jobs/job-queue.ts';
+import { readOrCreateKey, readOrCreateRsaKey } from './infra/auth/key-files.ts';
+import { startEmbeddedS3, type EmbeddedS3 } from './infra/storage/embedded-s3.ts';
+import { EmbeddedCredentialIssuer } from './infra/storage/embedded-credentials.ts';
+import { LocalDiskObjectStore } from './infra/storage/local-disk-store.ts';
+import { S3UrlPresigner } from './infra/storage/s3-presigner.ts';
+import type { CredentialIssuer, ObjectStore } from './infra/storage/object-store.ts';
+import type { HttpServer } from './infra/http/http-server.ts';
+import { CloudModule } from './cloud/cloud.module.ts';
+import { InspectionModule } from './inspection/inspection.module.ts';
+import { bootstrapDemo, ensureInspectionCloudClient } from './admin/bootstrap.ts';
+
+export type Role = 'serve' | 'worker' | 'admin';
+
+export interface System {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  jobs: JobQueue;
+  store: ObjectStore;
+  cloud: CloudModule;
+  inspection: InspectionModule;
+  urls: { inspection: string; cloud: string; storage: string };
+  stop(): Promise<void>;
+}
+
+export async function startSystem(config: Config, role: Role, logger: Logger = createLogger(config)): Promise<System> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await cleanup().catch((err) => logger.error({ err }, 'error while stopping'));
+    }
+  };
+  try {
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    cleanups.push(() => database.close());
+
+    const urls = {
+      inspection: config.inspectionPublicUrl ?? `http://${config.host}:${config.inspectionPort}`,
+      cloud: config.cloudPublicUrl ?? `http://${config.host}:${config.cloudPort}`,
+      storage: config.storagePublicUrl ?? `http://${config.host}:${config.storagePort}`,
+    };
+
+    // Object storage: the embedded store, with its S3 endpoint when serving.
+    const masterKey = readOrCreateKey(config.dataDir, 'storage-master.key');
+    const storageRoot = path.join(config.dataDir, 'objects');
+    let store: ObjectStore;
+    let issuer: CredentialIssuer;
+    if (role === 'serve') {
+      const s3: EmbeddedS3 = await startEmbeddedS3({
+        rootDir: storageRoot,
+        buckets: [config.storageBucket],
+        masterKey,
+        logger: logger.child({ service: 'storage' }),
+        host: config.host,
+        port: config.storagePort,
+        publicUrl: config.storagePublicUrl,
+        region: config.storageRegion,
+      });
+      cleanups.push(() => s3.close());
+      urls.storage = s3.url;
+      store = s3.store;
+      issuer = s3.issuer;
+    } else {
+      const endpoint = () => urls.storage;
+      issuer = new EmbeddedCredentialIssuer({ masterKey, region: config.storageRegion, endpoint });
+      const presigner = new S3UrlPresigner({ endpoint, region: config.storageRegion, credentials: (issuer as EmbeddedCredentialIssuer).rootCredentials() });
+      store = new LocalDiskObjectStore({ rootDir: storageRoot, buckets: [config.storageBucket], presigner });
+    }
+
+    const jobs = new JobQueue(database, { heartbeatSeconds: config.jobHeartbeatSeconds, logger: logger.child({ service: 'jobs' }) });
+    cleanups.push(() => jobs.stop());
+
+    const cloud = new CloudModule({
+      database,
+      store,
+      issuer,
+      jobs,
+      logger,
+      privateKey: readOrCreateRsaKey(config.dataDir, 'cloud-jwt-rsa.pem'),
+      issuerUrl: config.cloudIssuer,
+      tokenTtlSeconds: config.cloudTokenTtl,
+      bucket: config.storageBucket,
+      region: config.storageRegion,
+      credentialsTtlSeconds: config.storageCredentialsTtl,
+      engine: config.engine,
+      engineSimulatedSeconds: config.engineSimulatedSeconds,
+      publicUrl: () => urls.cloud,
+    });
+    await cloud.migrate();
+
+    const cloudClient =
+      config.cloudClientId && config.cloudClientSecret
+        ? { clientId: config.cloudClientId, clientSecret: config.cloudClientSecret }
+        : await ensureInspectionCloudClient(config.dataDir, cloud);
+    const inspection = new InspectionModule({
+      database,
+      jobs,
+      logger,
+      tokenSigningKey: readOrCreateKey(config.dataDir, 'inspection-jwt.key'),
+      tokenTtlSeconds: config.inspectionTokenTtl,
+      cloudUrl: () => config.cloudUrl ?? urls.cloud,
+      cloudClientId: cloudClient.clientId,
+      cloudClientSecret: cloudClient.clientSecret,
+    });
+    await inspection.migrate();
+
+    if (role === 'serve' && config.bootstrapDemo) await bootstrapDemo(config.dataDir, { cloud, inspection, logger });
+
+    if (role !== 'admin') {
+      await jobs.start(role === 'worker' || config.runWorkers);
+    }
+
+    if (role === 'serve') {
+      const cloudServer = await cloud.createServer();
+      urls.cloud = await listen(cloudServer, config.host, config.cloudPort, config.cloudPublicUrl);
+      cleanups.push(() => cloudServer.close());
+      const inspectionServer = await inspection.createServer();
+      urls.inspection = await listen(inspectionServer, config.host, config.inspectionPort, config.inspectionPublicUrl);
+      cleanups.push(() => inspectionServer.close());
+      logger.info({ urls }, 'services ready');
+    }
+    return { config, logger, database, jobs, store, cloud, inspection, urls, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function listen(server: HttpServer, host: string, port: number, publicUrl: string | undefined): Promise<string> {
+  await server.listen({ host, port });
+  const address = server.server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  return publicUrl ?? `http://${host}:${actualPort}`;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    // Secrets never reach the log, even if a future change logs a request or a record by mistake.
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-api-key"]',
+        '*.password',
+        '*.secret_key',
+        '*.session_token',
+        '*.client_secret',
+        '*.access_token',
+        '*.api_token',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}
