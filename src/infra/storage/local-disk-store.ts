@@ -10,7 +10,7 @@
 // Multipart uploads live in <rootDir>/.uploads/<uploadId>/; completing one streams the parts
 // into a temp file (never the whole object in memory) and commits it like any other object.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, rm, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -451,17 +451,12 @@ export class LocalDiskObjectStore implements ObjectStore {
         callback(null, chunk);
       },
     });
-    let handle: FileHandle | undefined;
     try {
-      handle = await open(tmpPath, 'wx');
-      await pipeline(source, tap, handle.createWriteStream({ autoClose: false }));
-      if (this.fsync) await handle.sync();
-      const st = await handle.stat({ bigint: true });
-      await handle.close();
-      handle = undefined;
+      // "flush" fsyncs before close when durability across power loss is asked for.
+      await pipeline(source, tap, createWriteStream(tmpPath, { flags: 'wx', flush: this.fsync }));
+      const st = await stat(tmpPath, { bigint: true });
       return { path: tmpPath, size, md5: md5.digest(), crc32: crc.digestBase64(), ino: st.ino.toString() };
     } catch (err) {
-      await handle?.close().catch(() => {});
       await unlink(tmpPath).catch(() => {});
       throw err;
     }

@@ -2,16 +2,16 @@
 //   - the Authorization header ("AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=...")
 //   - presigned query strings (X-Amz-Algorithm, X-Amz-Credential, X-Amz-Date, X-Amz-Expires,
 //     X-Amz-SignedHeaders, X-Amz-Signature, X-Amz-Security-Token).
-// The expected signature is recomputed with @smithy/signature-v4 (the AWS SDK's own signer) from
-// the request as received: the raw path (S3 does not re-encode it), the decoded query (the signer
-// re-encodes it canonically) and exactly the headers the client says it signed. Comparison is
-// constant-time. The result also carries what aws-chunked bodies need to check chunk signatures.
+// The expected signature is recomputed with @smithy/signature-v4 (the AWS SDK's own signer and
+// canonicalisation helpers) from the request as received: the raw path (S3 does not re-encode
+// it), the decoded query (re-encoded canonically) and exactly the headers the client says it
+// signed. Comparison is constant-time. The result also carries what aws-chunked bodies need to check chunk signatures.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { SignatureV4, getCanonicalHeaders, getCanonicalQuery } from '@smithy/signature-v4';
 import type { CredentialResolver, ResolvedCredential } from './embedded-credentials.ts';
 import { S3Error } from './s3-errors.ts';
-import { Sha256, parseAmzDate, type SignableRequest } from './sigv4-common.ts';
+import { Sha256, parseAmzDate, sha256Hex, type SignableRequest } from './sigv4-common.ts';
 
 export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
 const ALGORITHM = 'AWS4-HMAC-SHA256';
@@ -200,50 +200,42 @@ export async function verifySigV4(request: IncomingSignedRequest, options: Verif
   if (!signedNames.has('host')) {
     throw new S3Error(presigned ? 'AuthorizationQueryParametersError' : 'AuthorizationHeaderMalformed', 'The host header must be signed.');
   }
-  const headers = signedHeaderValues(request.rawHeaders, signedNames);
+  // The payload line of the canonical request: x-amz-content-sha256 as sent (whether or not
+  // the header itself is signed); presigned URLs always sign UNSIGNED-PAYLOAD.
+  const payloadHash = presigned ? UNSIGNED_PAYLOAD : first(request.headers['x-amz-content-sha256']);
+  if (payloadHash === undefined) throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
+
+  // Canonical request, assembled from @smithy/signature-v4's own canonicalisation helpers. We
+  // do not call signer.sign()/presign() on a rebuilt request because those add and drop
+  // headers of their own (they strip "date", inject the token, hoist x-amz-* headers), while a
+  // verifier must sign exactly what the client listed.
+  const signable: SignableRequest = {
+    method: request.method,
+    protocol: 'http:',
+    hostname: '',
+    path: request.rawPath,
+    query: request.query,
+    headers: signedHeaderValues(request.rawHeaders, signedNames),
+  };
+  const canonicalHeaders = getCanonicalHeaders(signable, undefined, signedNames);
+  const names = [...signedNames].sort();
+  const canonicalRequest = [
+    request.method,
+    request.rawPath,
+    getCanonicalQuery(signable), // leaves out X-Amz-Signature itself
+    ...names.map((name) => `${name}:${canonicalHeaders[name] ?? ''}`),
+    '',
+    names.join(';'),
+    payloadHash,
+  ].join('\n');
+  const stringToSign = [ALGORITHM, auth.amzDate, auth.scope, sha256Hex(canonicalRequest)].join('\n');
   const signer = new SignatureV4({
     service: 's3',
     region: auth.region,
-    credentials: {
-      accessKeyId: credential.accessKeyId,
-      secretAccessKey: credential.secretAccessKey,
-      // Only when the client signed it: the signer adds it to what it signs.
-      sessionToken: presigned || signedNames.has('x-amz-security-token') ? auth.sessionToken : undefined,
-    },
+    credentials: { accessKeyId: credential.accessKeyId, secretAccessKey: credential.secretAccessKey },
     sha256: Sha256,
-    uriEscapePath: false,
-    applyChecksum: false,
   });
-
-  // The payload hash line of the canonical request is x-amz-content-sha256 (presigned:
-  // UNSIGNED-PAYLOAD) whether or not the header is itself signed; the signer reads it from the
-  // headers, so pass it and mark it unsignable unless the client signed it.
-  const payloadHash = presigned ? UNSIGNED_PAYLOAD : first(request.headers['x-amz-content-sha256']);
-  if (payloadHash === undefined) throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
-  const unsignable = new Set<string>();
-  if (!signedNames.has('x-amz-content-sha256')) {
-    headers['x-amz-content-sha256'] = payloadHash;
-    unsignable.add('x-amz-content-sha256');
-  }
-  const query: QueryMap = { ...request.query };
-  if (presigned) delete query['X-Amz-Signature'];
-  const base: SignableRequest = { method: request.method, protocol: 'http:', hostname: headers.host ?? '', path: request.rawPath, query, headers };
-
-  let expected: string | undefined;
-  if (presigned) {
-    const signed = await signer.presign(base, {
-      signingDate: auth.date,
-      expiresIn: (auth as ReturnType<typeof parsePresignedQuery>).expiresSeconds,
-      signableHeaders: signedNames,
-      unsignableHeaders: unsignable,
-      // Keep every header where it was: hoisting x-amz-* into the query would change it.
-      unhoistableHeaders: new Set(Object.keys(headers)),
-    });
-    expected = first(signed.query?.['X-Amz-Signature'] ?? undefined);
-  } else {
-    const signed = await signer.sign(base, { signingDate: auth.date, signableHeaders: signedNames, unsignableHeaders: unsignable });
-    expected = /Signature=([0-9a-f]{64})/.exec(String(signed.headers.authorization))?.[1];
-  }
+  const expected = await signer.sign(stringToSign, { signingDate: auth.date, signingRegion: auth.region, signingService: 's3' });
   if (!expected || !sameSignature(expected, auth.signature)) throw signatureMismatch();
 
   return {

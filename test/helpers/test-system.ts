@@ -1,0 +1,102 @@
+// Builds a whole system for a test: its own data folder, ephemeral ports, and, when
+// DATABASE_URL is set (CI's second pass), a fresh PostgreSQL database of its own.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { startSystem, type System } from '../../src/system.ts';
+import { InspectionClient } from '../../src/sdk/inspection-client.ts';
+
+export interface TestSystem extends System {
+  dataDir: string;
+  /** A fresh organization with a member user and an API key, logged in. */
+  newAccount(options?: { projects?: number; towerInventory?: number; organization?: boolean }): Promise<TestAccount>;
+}
+
+export interface TestAccount {
+  client: InspectionClient;
+  username: string;
+  password: string;
+  apiKey: string;
+  organizationUuid: string | undefined;
+  organizationId: number | undefined;
+  userId: number;
+}
+
+/** A fresh PostgreSQL database when DATABASE_URL is set; undefined on PGlite. */
+export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+  const base = process.env.DATABASE_URL;
+  if (!base) return undefined;
+  const name = `t_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export function tempDir(prefix = 'oi-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({}),
+    dataDir,
+    inspectionPort: 0,
+    cloudPort: 0,
+    storagePort: 0,
+    bootstrapDemo: false,
+    logLevel: process.env.TEST_LOG_LEVEL ?? 'warn',
+    ...overrides,
+  };
+}
+
+export async function startTestSystem(overrides: Partial<Config> = {}): Promise<TestSystem> {
+  const dataDir = tempDir();
+  const database = await freshDatabaseUrl();
+  const config = testConfig(dataDir, { databaseUrl: database?.url, ...overrides });
+  const system = await startSystem(config, 'serve', pino({ level: config.logLevel }));
+  let accounts = 0;
+  return {
+    ...system,
+    dataDir,
+    async stop() {
+      await system.stop();
+      await database?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+    async newAccount(options = {}) {
+      const admin = system.inspection.accounts;
+      const n = ++accounts;
+      const username = `user${n}-${crypto.randomBytes(3).toString('hex')}`;
+      const password = crypto.randomBytes(12).toString('base64url');
+      const user = await admin.createUser(username, password, `${username}@example.test`);
+      const apiKey = await admin.createApiKey(`test key ${n}`);
+      let organization: { id: number; uuid: string } | undefined;
+      if (options.organization !== false) {
+        organization = await admin.createOrganization(`Org ${n}`);
+        await admin.addMember(user.id, organization.id);
+      }
+      const account = organization ? { organizationId: organization.id } : { userId: user.id };
+      if (options.projects ?? 10) await system.inspection.allowance.grant(account, 'projects', options.projects ?? 10, 'test');
+      if (options.towerInventory) await system.inspection.allowance.grant(account, 'tower_inventory', options.towerInventory, 'test');
+      const client = new InspectionClient({ baseUrl: system.urls.inspection, apiKey: apiKey.key, organizationUuid: organization?.uuid });
+      await client.login(username, password);
+      return { client, username, password, apiKey: apiKey.key, organizationUuid: organization?.uuid, organizationId: organization?.id, userId: user.id };
+    },
+  };
+}
