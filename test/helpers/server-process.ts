@@ -1,0 +1,45 @@
+// Runs `src/main.ts serve` as a real child process (what `npm start` runs), for tests that need a
+// second process or a hard kill.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface ServerProcess {
+  child: ChildProcess;
+  urls: { inspection: string; cloud: string; storage: string };
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** Starts the server; resolves once it printed its URLs, rejects if it exits first. */
+export function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, INSPECTION_PORT: '0', CLOUD_PORT: '0', STORAGE_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output}`)), timeoutMs);
+    const check = () => {
+      const url = (label: string) => new RegExp(`${label}:\\s+(http://\\S+?)(/v1/|/project/| |$)`, 'm').exec(output)?.[1];
+      const inspection = url('Inspection service');
+      const cloud = url('Cloud service');
+      const storage = /S3 endpoint:\s+(http:\/\/\S+)/.exec(output)?.[1];
+      if (inspection && cloud && storage) {
+        clearTimeout(timer);
+        resolve({ child, urls: { inspection, cloud, storage }, output: () => output, exited });
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before it was ready:\n${output}`));
+    });
+  });
+}

@@ -1,0 +1,83 @@
+// Whole-process behaviour: the data folder lock, and an inspection that survives a SIGKILL of the
+// server in the middle of processing (durable jobs), charged once.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
+import { startServerProcess, type ServerProcess } from './helpers/server-process.ts';
+import { InspectionClient } from '../src/sdk/inspection-client.ts';
+import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
+import type { DemoCredentials } from '../src/admin/bootstrap.ts';
+
+describe('server process', () => {
+  let dataDir: string;
+  let database: Awaited<ReturnType<typeof freshDatabaseUrl>>;
+  const running: ServerProcess[] = [];
+  before(async () => {
+    dataDir = tempDir();
+    database = await freshDatabaseUrl();
+  });
+  after(async () => {
+    for (const server of running) server.child.kill('SIGKILL');
+    await Promise.all(running.map((s) => s.exited));
+    await database?.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('a second process opening the same embedded data folder is refused', { skip: process.env.DATABASE_URL ? 'the lock guards the embedded database only' : false }, async () => {
+    const dir = tempDir();
+    const first = await startServerProcess({ DATA_DIR: dir, DATABASE_URL: '' });
+    running.push(first);
+    const second = await startServerProcess({ DATA_DIR: dir, DATABASE_URL: '' }).then(
+      () => assert.fail('the second server started'),
+      (err: Error) => err.message,
+    );
+    assert.match(second, /exited with 1/);
+    assert.match(second, /in use by another process \(pid \d+\)/);
+    // The first one still works.
+    assert.equal((await fetch(`${first.urls.inspection}/v1/openapi.json`)).status, 200);
+    first.child.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('SIGKILL while processing: after a restart the inspection still reaches 7, charged once', async () => {
+    const env = { DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', ENGINE_SIMULATED_SECONDS: '6', JOB_HEARTBEAT_SECONDS: '10' };
+    const server = await startServerProcess(env);
+    running.push(server);
+    const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'bootstrap-credentials.json'), 'utf8')) as DemoCredentials;
+    const client = new InspectionClient({ baseUrl: server.urls.inspection, apiKey: demo.api_key, organizationUuid: demo.organization_uuid });
+    await client.login(demo.username, demo.password);
+    const asset = await client.createAsset({ name: 'Mast', type: 9 });
+    const inspection = await client.createInspection({ asset: asset.id });
+    const credentials = await client.storageCredentials(inspection.id);
+    const images = await generateDemoImageSet(4, { latitude: 59.33, longitude: 18.06, altitude: 30 }, { width: 320, height: 240 });
+    const keys = await client.upload(credentials, images.map((i) => ({ name: i.filename, body: i.data })));
+    await client.register(inspection.id, keys);
+    const before = (await client.expect(200, 'GET', '/v1/allowance/')).find((b: any) => b.allowance_type === 'projects');
+    await client.process(inspection.id);
+
+    // Wait until the cloud engine is running (status 4), then kill the whole server hard.
+    const deadline = Date.now() + 30_000;
+    while ((await client.getInspection(inspection.id)).status !== 4) {
+      assert.ok(Date.now() < deadline, 'never reached status 4');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    server.child.kill('SIGKILL');
+    await server.exited;
+
+    const restarted = await startServerProcess(env);
+    running.push(restarted);
+    const again = new InspectionClient({ baseUrl: restarted.urls.inspection, apiKey: demo.api_key, organizationUuid: demo.organization_uuid });
+    await again.login(demo.username, demo.password);
+    assert.equal((await again.getInspection(inspection.id)).status, 4, 'the restarted server finds the inspection mid-processing');
+    const done = await again.waitUntilSettled(inspection.id, { timeoutMs: 90_000 });
+    assert.equal(done.status, 7);
+    assert.equal((await again.cameras(inspection.id)).length, 4);
+    const history = await again.expect(200, 'GET', '/v1/allowance/history/');
+    assert.equal(history.filter((h: any) => h.direction === 'egress' && h.inspection === inspection.id).length, 1);
+    const after = (await again.expect(200, 'GET', '/v1/allowance/')).find((b: any) => b.allowance_type === 'projects');
+    assert.equal(after.consumed, before.consumed + 1);
+  });
+});
