@@ -27,6 +27,8 @@ async function main(argv: string[]): Promise<void> {
         console.log(`Inspection service: ${system.urls.inspection}/v1/  (docs: ${system.urls.inspection}/docs)`);
         console.log(`Cloud service:      ${system.urls.cloud}/project/api/v3/  (docs: ${system.urls.cloud}/docs)`);
         console.log(`S3 endpoint:        ${system.urls.storage}`);
+      } else {
+        console.log('Workers running.');
       }
       return;
     }

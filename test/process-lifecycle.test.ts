@@ -80,4 +80,32 @@ describe('server process', () => {
     const after = (await again.expect(200, 'GET', '/v1/allowance/')).find((b: any) => b.allowance_type === 'projects');
     assert.equal(after.consumed, before.consumed + 1);
   });
+
+  it('a separate worker process runs the jobs of a server started without workers', { skip: process.env.DATABASE_URL ? false : 'workers in another process need a PostgreSQL server (DATABASE_URL); the embedded database is single-process' }, async () => {
+    const dir = tempDir();
+    const db = await freshDatabaseUrl();
+    try {
+      const server = await startServerProcess({ DATA_DIR: dir, DATABASE_URL: db!.url, RUN_WORKERS: 'false' });
+      running.push(server);
+      const demo = JSON.parse(fs.readFileSync(path.join(dir, 'bootstrap-credentials.json'), 'utf8')) as DemoCredentials;
+      const client = new InspectionClient({ baseUrl: server.urls.inspection, apiKey: demo.api_key, organizationUuid: demo.organization_uuid });
+      await client.login(demo.username, demo.password);
+      const asset = await client.createAsset({ name: 'Chimney', type: 6 });
+      const inspection = await client.createInspection({ asset: asset.id });
+      const credentials = await client.storageCredentials(inspection.id);
+      const images = await generateDemoImageSet(3, { latitude: 48.85, longitude: 2.35, altitude: 60 }, { width: 320, height: 240 });
+      await client.register(inspection.id, await client.upload(credentials, images.map((i) => ({ name: i.filename, body: i.data }))));
+      await client.process(inspection.id);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.equal((await client.getInspection(inspection.id)).status, 20, 'nothing runs the job without a worker');
+      const worker = await startServerProcess({ DATA_DIR: dir, DATABASE_URL: db!.url, CLOUD_URL: server.urls.cloud }, 60_000, 'worker');
+      running.push(worker);
+      assert.equal((await client.waitUntilSettled(inspection.id, { timeoutMs: 60_000 })).status, 7);
+      for (const p of [server, worker]) p.child.kill('SIGTERM');
+      await Promise.all([server.exited, worker.exited]);
+    } finally {
+      await db?.drop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -13,9 +13,9 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts the server; resolves once it printed its URLs, rejects if it exits first. */
-export function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+/** Starts the server (or, with command 'worker', workers only); resolves once it is ready, rejects if it exits first. */
+export function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 60_000, command: 'serve' | 'worker' = 'serve'): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', command], {
     cwd: ROOT,
     env: { ...process.env, INSPECTION_PORT: '0', CLOUD_PORT: '0', STORAGE_PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -31,9 +31,9 @@ export function startServerProcess(env: Record<string, string | undefined>, time
       const inspection = url('Inspection service');
       const cloud = url('Cloud service');
       const storage = /S3 endpoint:\s+(http:\/\/\S+)/.exec(output)?.[1];
-      if (inspection && cloud && storage) {
+      if ((inspection && cloud && storage) || (command === 'worker' && output.includes('Workers running.'))) {
         clearTimeout(timer);
-        resolve({ child, urls: { inspection, cloud, storage }, output: () => output, exited });
+        resolve({ child, urls: { inspection: inspection ?? '', cloud: cloud ?? '', storage: storage ?? '' }, output: () => output, exited });
       }
     };
     child.stdout!.on('data', check);
