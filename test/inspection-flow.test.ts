@@ -4,6 +4,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestSystem, type TestSystem } from './helpers/test-system.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import fs from 'node:fs';
+import path from 'node:path';
+import { requireTool } from './helpers/system-tools.ts';
+import { tempDir } from './helpers/test-system.ts';
 
 describe('inspection flow', () => {
   let system: TestSystem;
@@ -72,5 +78,47 @@ describe('inspection flow', () => {
     const calibrated = outputs.find((o) => o.output_type === 'calibrated_camera_parameters_json');
     assert.equal(calibrated?.availability, 'done');
     assert.equal(outputs.find((o) => o.output_type === 'point_cloud')?.availability, 'not available');
+  });
+
+  it('the upload can be done by /usr/bin/aws s3 cp with nothing but the credential record', async (t) => {
+    if (!requireTool(t, '/usr/bin/aws', 'awscli')) return;
+    const { client } = await system.newAccount();
+    const asset = await client.createAsset({ name: 'Silo', type: 6 });
+    const inspection = await client.createInspection({ asset: asset.id });
+    const c = await client.storageCredentials(inspection.id);
+    const folder = tempDir();
+    const images = await generateDemoImageSet(3, { latitude: 40.4, longitude: -3.7, altitude: 650 }, { width: 320, height: 240 });
+    for (const image of images) fs.writeFileSync(path.join(folder, image.filename), image.data);
+    // Only the record's fields; nothing from ~/.aws (HOME points at an empty folder).
+    const env = {
+      PATH: process.env.PATH,
+      HOME: folder,
+      AWS_ACCESS_KEY_ID: c.access_key,
+      AWS_SECRET_ACCESS_KEY: c.secret_key,
+      AWS_SESSION_TOKEN: c.session_token,
+      AWS_DEFAULT_REGION: c.region,
+    };
+    await promisify(execFile)('/usr/bin/aws', ['s3', 'cp', folder, `s3://${c.bucket}/${c.key}`, '--recursive', '--endpoint-url', c.endpoint_override], { env });
+    const keys = images.map((i) => `${c.key}${i.filename}`);
+    assert.equal((await client.register(inspection.id, keys)).nb_images_registered, 3);
+    await client.process(inspection.id);
+    const done = await client.waitUntilSettled(inspection.id, { timeoutMs: 60_000 });
+    assert.equal(done.status, 7);
+    assert.equal((await client.cameras(inspection.id)).length, 3);
+    fs.rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('each service publishes its OpenAPI document and a docs page', async () => {
+    for (const [base, doc] of [
+      [system.urls.inspection, '/v1/openapi.json'],
+      [system.urls.cloud, '/project/api/v3/openapi.json'],
+    ]) {
+      const openapi = await (await fetch(`${base}${doc}`)).json();
+      assert.match(openapi.openapi, /^3\./);
+      assert.ok(Object.keys(openapi.paths).length > 5);
+      const page = await fetch(`${base}/docs`);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /swagger/i);
+    }
   });
 });
