@@ -34,7 +34,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
         summary: 'Client-credentials token (parameters in the query string, urlencoded, multipart or JSON)',
         tags: ['auth'],
         querystring: S.TokenRequest,
-        body: Type.Optional(S.TokenRequest),
+        body: Type.Union([S.TokenRequest, Type.Null()]),
         response: { 200: S.TokenResponse, 400: S.ErrorBody, 401: S.ErrorBody },
       },
     },

@@ -59,6 +59,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   app.get(options.openapiPath, { schema: { hide: true } }, async () => app.swagger());
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    // Error bodies are built here; they must not go through a route's response schema.
+    reply.serializer((payload) => JSON.stringify(payload));
     if (error instanceof ApiError) {
       if (error.statusCode >= 500) request.log.error({ err: error }, error.detail);
       return reply.status(error.statusCode).headers(error.headers).send(error.body());

@@ -63,7 +63,7 @@ export interface PartInfo {
 
 /** Makes presigned GET URLs; see s3-presigner.ts. */
 export interface GetUrlPresigner {
-  presignGet(bucket: string, key: string, expiresInSeconds: number): Promise<string>;
+  presignGet(bucket: string, key: string, expiresInSeconds: number, query?: Record<string, string>): Promise<string>;
 }
 
 export interface LocalDiskObjectStoreOptions {
@@ -283,11 +283,23 @@ export class LocalDiskObjectStore implements ObjectStore {
     };
   }
 
-  async presignGetUrl(bucket: string, key: string, expiresInSeconds: number): Promise<string> {
+  /**
+   * `responseHeaders` are signed into the URL as S3's response-* overrides, e.g. a
+   * Content-Disposition that makes browsers save the file under a given name.
+   */
+  async presignGetUrl(
+    bucket: string,
+    key: string,
+    expiresInSeconds: number,
+    responseHeaders: { contentDisposition?: string; contentType?: string } = {},
+  ): Promise<string> {
     this.bucketDir(bucket);
     assertValidKey(key);
     if (!this.presigner) throw new Error('LocalDiskObjectStore: no presigner configured');
-    return this.presigner.presignGet(bucket, key, expiresInSeconds);
+    const query: Record<string, string> = {};
+    if (responseHeaders.contentDisposition) query['response-content-disposition'] = responseHeaders.contentDisposition;
+    if (responseHeaders.contentType) query['response-content-type'] = responseHeaders.contentType;
+    return this.presigner.presignGet(bucket, key, expiresInSeconds, query);
   }
 
   // ---- multipart uploads ------------------------------------------------------------------

@@ -198,7 +198,10 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
           if (!keyAllowed(scope, otherBucket ?? bucket, key)) throw accessDenied();
         },
       });
-    } catch (err) {
+    } catch (caught) {
+      // A client that hangs up mid-upload is not a server fault.
+      const clientGone = req.destroyed && !req.complete;
+      const err = clientGone ? new S3Error('IncompleteBody', 'The request body terminated unexpectedly') : caught;
       sendError(req, res, method, err, resource, requestId);
       if (toS3Error(err).status >= 500) logger.error({ err, requestId, operation }, 's3 request failed');
     } finally {

@@ -67,8 +67,8 @@ export function resolveRange(value: string | undefined, size: number): ByteRange
     return { start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(m[1]);
-  const end = m[2] === '' ? size - 1 : Number(m[2]);
-  if (end < start) return undefined;
+  const end = m[2] === '' ? Infinity : Number(m[2]);
+  if (end < start) return undefined; // "bytes=5-3" is malformed, not unsatisfiable
   if (start >= size) throw unsatisfiable();
   return { start, end: Math.min(end, size - 1) };
 }

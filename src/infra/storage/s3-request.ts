@@ -166,6 +166,10 @@ export function openVerifiedBody(req: IncomingMessage, auth: VerifiedRequest): V
     source.once('error', (err) => stage.destroy(err));
     source = stage;
   }
+  // A small body can be fully read, and fail verification, before the consumer has attached
+  // its pipeline; the consumer still sees the error (the stream stays errored), this listener
+  // only keeps it from being an uncaught 'error' event meanwhile.
+  source.on('error', () => {});
   return { stream: source, verifiedChecksums: () => verifier.verified };
 }
 
