@@ -1,0 +1,72 @@
+// Bad input answers 4xx in the CONTRACT's format (field errors for 400), never a 5xx.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
+
+describe('inspection API validation', () => {
+  let system: TestSystem;
+  let account: TestAccount;
+  let inspectionId: number;
+  before(async () => {
+    system = await startTestSystem();
+    account = await system.newAccount();
+    const asset = await account.client.createAsset({ name: 'A', type: 2 });
+    inspectionId = (await account.client.createInspection({ asset: asset.id })).id;
+  });
+  after(async () => {
+    await system?.stop();
+  });
+
+  const cases: [string, string, unknown, string][] = [
+    ['POST', '/v1/assets/', {}, 'name'],
+    ['POST', '/v1/assets/', { name: '', type: 1 }, 'name'],
+    ['POST', '/v1/assets/', { name: 'x'.repeat(256), type: 1 }, 'name'],
+    ['POST', '/v1/assets/', { name: 'ok', type: 14 }, 'type'],
+    ['POST', '/v1/assets/', { name: 'ok', type: 1, latitude: '12.123456789' }, 'latitude'],
+    ['POST', '/v1/assets/', { name: 'ok', type: 1, longitude: 'east' }, 'longitude'],
+    ['POST', '/v1/inspections', { asset: 'one' }, 'asset'],
+    ['POST', '/v1/inspections', { asset: 999999 }, 'asset'],
+    ['POST', '/v1/inspections', { new_asset: true }, 'asset'],
+    ['POST', '/v1/inspections', { asset: 1, processing_backend: 'magic' }, 'processing_backend'],
+    ['POST', '/v1/inspections', { asset: 1, processing_parameters: { clipping_radius: 'far' } }, 'processing_parameters'],
+    ['POST', '/v1/inspections', { asset: 1, inspection_date: 'yesterday' }, 'inspection_date'],
+    ['POST', '/v1/inspections/:id/register_images/', {}, 'image_keys'],
+    ['POST', '/v1/inspections/:id/register_images/', { image_keys: 'a.jpg' }, 'image_keys'],
+    ['POST', '/v1/inspections/:id/register_images/', { image_keys: [] }, 'image_keys'],
+  ];
+
+  for (const [method, path, body, field] of cases) {
+    it(`${method} ${path} ${JSON.stringify(body).slice(0, 60)} -> 400 naming ${field}`, async () => {
+      const response = await account.client.request(method, path.replace(':id', String(inspectionId)), body);
+      assert.equal(response.status, 400, JSON.stringify(response.body));
+      assert.ok(field in response.body, `field ${field} in ${JSON.stringify(response.body)}`);
+      assert.ok(Array.isArray(response.body[field]) || typeof response.body[field] === 'object');
+    });
+  }
+
+  it('malformed JSON, unknown ids and unknown routes answer 4xx with {detail, code}', async () => {
+    const bad = await fetch(`${system.urls.inspection}/v1/assets/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': account.apiKey, authorization: `Bearer ${account.client.token}` },
+      body: '{"name": ',
+    });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).code, 'parse_error');
+    for (const path of ['/v1/inspections/999999/', '/v1/assets/999999/', '/v1/inspections/999999/cameras/', '/v1/nothing-here/']) {
+      const response = await account.client.request('GET', path);
+      assert.equal(response.status, 404, path);
+      assert.equal(response.body.code, 'not_found');
+    }
+    const notInt = await account.client.request('GET', '/v1/inspections/abc/');
+    assert.ok(notInt.status === 400 || notInt.status === 404);
+  });
+
+  it('another user and another organization get 404 for these records', async () => {
+    const stranger = await system.newAccount();
+    for (const path of [`/v1/inspections/${inspectionId}/`, `/v1/inspections/${inspectionId}/cameras/`, `/v1/inspections/${inspectionId}/s3_credentials/`]) {
+      assert.equal((await stranger.client.request('GET', path)).status, 404, path);
+    }
+    assert.equal((await stranger.client.request('POST', `/v1/inspections/${inspectionId}/process/`, {})).status, 404);
+    assert.deepEqual(await stranger.client.expect(200, 'GET', '/v1/inspections/'), []);
+  });
+});
