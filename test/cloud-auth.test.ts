@@ -33,7 +33,7 @@ describe('cloud OAuth2 tokens', () => {
       await fetch(`${tokenUrl()}?${new URLSearchParams(params())}`, { method: 'POST' }),
     ];
     for (const [i, response] of responses.entries()) {
-      const body = await response.json();
+      const body = (await response.json()) as any;
       assert.equal(response.status, 200, `request ${i}: ${JSON.stringify(body)}`);
       assert.equal(body.token_type, 'Bearer');
       assert.equal(body.expires_in, 2);
@@ -44,7 +44,7 @@ describe('cloud OAuth2 tokens', () => {
   });
 
   it('the JWT verifies with the published JWKS and PEM and carries the org claim; it is refused after expiry', async () => {
-    const { access_token } = await (await fetch(tokenUrl(), { method: 'POST', body: new URLSearchParams(params()) })).json();
+    const { access_token } = (await (await fetch(tokenUrl(), { method: 'POST', body: new URLSearchParams(params()) })).json()) as any;
     const jwks = createRemoteJWKSet(new URL(`${system.urls.cloud}/.well-known/jwks.json`));
     const { payload, protectedHeader } = await jwtVerify(access_token, jwks, { issuer: system.config.cloudIssuer });
     assert.equal(protectedHeader.alg, 'RS256');
@@ -60,7 +60,7 @@ describe('cloud OAuth2 tokens', () => {
     await assert.rejects(jwtVerify(access_token, jwks), /exp/);
     const expired = await fetch(projects, { headers: { authorization: `Bearer ${access_token}` } });
     assert.equal(expired.status, 401);
-    assert.equal((await expired.json()).code, 'token_expired');
+    assert.equal(((await expired.json()) as any).code, 'token_expired');
     assert.equal((await fetch(projects)).status, 401);
   });
 
@@ -68,7 +68,7 @@ describe('cloud OAuth2 tokens', () => {
     const org = await system.cloud.ensureOrganization('Temp');
     const temp = await system.cloud.oauth.createClient(org.id, 'temp');
     const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: temp.clientId, client_secret: temp.clientSecret });
-    const { access_token } = await (await fetch(tokenUrl(), { method: 'POST', body })).json();
+    const { access_token } = (await (await fetch(tokenUrl(), { method: 'POST', body })).json()) as any;
     await system.cloud.oauth.deleteClient(temp.clientId);
     assert.equal((await fetch(tokenUrl(), { method: 'POST', body })).status, 401);
     assert.equal((await fetch(`${system.urls.cloud}/project/api/v3/projects/`, { headers: { authorization: `Bearer ${access_token}` } })).status, 401);

@@ -113,7 +113,7 @@ describe('inspection flow', () => {
       [system.urls.inspection, '/v1/openapi.json'],
       [system.urls.cloud, '/project/api/v3/openapi.json'],
     ]) {
-      const openapi = await (await fetch(`${base}${doc}`)).json();
+      const openapi = (await (await fetch(`${base}${doc}`)).json()) as any;
       assert.match(openapi.openapi, /^3\./);
       assert.ok(Object.keys(openapi.paths).length > 5);
       const page = await fetch(`${base}/docs`);

@@ -114,7 +114,7 @@ describe('inspection rules', () => {
       body: JSON.stringify({ username: account.username, password: account.password }),
     });
     assert.equal(noKey.status, 401);
-    assert.equal((await noKey.json()).code, 'invalid_api_key');
+    assert.equal(((await noKey.json()) as any).code, 'invalid_api_key');
 
     const wrongKey = new InspectionClient({ baseUrl: base, apiKey: 'oik_wrong' });
     const refused = await wrongKey.request('POST', '/v1/auth/token/', { username: account.username, password: account.password });

@@ -51,7 +51,7 @@ describe('inspection API validation', () => {
       body: '{"name": ',
     });
     assert.equal(bad.status, 400);
-    assert.equal((await bad.json()).code, 'parse_error');
+    assert.equal(((await bad.json()) as any).code, 'parse_error');
     for (const path of ['/v1/inspections/999999/', '/v1/assets/999999/', '/v1/inspections/999999/cameras/', '/v1/nothing-here/']) {
       const response = await account.client.request('GET', path);
       assert.equal(response.status, 404, path);

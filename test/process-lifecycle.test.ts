@@ -10,6 +10,14 @@ import { InspectionClient } from '../src/sdk/inspection-client.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
 import type { DemoCredentials } from '../src/admin/bootstrap.ts';
 
+/** A logged-in client for the demo account that the server's first start wrote to its data folder. */
+async function demoClient(dataDir: string, server: ServerProcess): Promise<InspectionClient> {
+  const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'bootstrap-credentials.json'), 'utf8')) as DemoCredentials;
+  const client = new InspectionClient({ baseUrl: server.urls.inspection, apiKey: demo.api_key, organizationUuid: demo.organization_uuid });
+  await client.login(demo.username, demo.password);
+  return client;
+}
+
 describe('server process', () => {
   let dataDir: string;
   let database: Awaited<ReturnType<typeof freshDatabaseUrl>>;
@@ -46,9 +54,7 @@ describe('server process', () => {
     const env = { DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', ENGINE_SIMULATED_SECONDS: '6', JOB_HEARTBEAT_SECONDS: '10' };
     const server = await startServerProcess(env);
     running.push(server);
-    const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'bootstrap-credentials.json'), 'utf8')) as DemoCredentials;
-    const client = new InspectionClient({ baseUrl: server.urls.inspection, apiKey: demo.api_key, organizationUuid: demo.organization_uuid });
-    await client.login(demo.username, demo.password);
+    const client = await demoClient(dataDir, server);
     const asset = await client.createAsset({ name: 'Mast', type: 9 });
     const inspection = await client.createInspection({ asset: asset.id });
     const credentials = await client.storageCredentials(inspection.id);
@@ -69,8 +75,7 @@ describe('server process', () => {
 
     const restarted = await startServerProcess(env);
     running.push(restarted);
-    const again = new InspectionClient({ baseUrl: restarted.urls.inspection, apiKey: demo.api_key, organizationUuid: demo.organization_uuid });
-    await again.login(demo.username, demo.password);
+    const again = await demoClient(dataDir, restarted);
     assert.equal((await again.getInspection(inspection.id)).status, 4, 'the restarted server finds the inspection mid-processing');
     const done = await again.waitUntilSettled(inspection.id, { timeoutMs: 90_000 });
     assert.equal(done.status, 7);
@@ -87,9 +92,7 @@ describe('server process', () => {
     try {
       const server = await startServerProcess({ DATA_DIR: dir, DATABASE_URL: db!.url, RUN_WORKERS: 'false' });
       running.push(server);
-      const demo = JSON.parse(fs.readFileSync(path.join(dir, 'bootstrap-credentials.json'), 'utf8')) as DemoCredentials;
-      const client = new InspectionClient({ baseUrl: server.urls.inspection, apiKey: demo.api_key, organizationUuid: demo.organization_uuid });
-      await client.login(demo.username, demo.password);
+      const client = await demoClient(dir, server);
       const asset = await client.createAsset({ name: 'Chimney', type: 6 });
       const inspection = await client.createInspection({ asset: asset.id });
       const credentials = await client.storageCredentials(inspection.id);

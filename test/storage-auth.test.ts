@@ -176,9 +176,11 @@ async function decode(decoder: AwsChunkedDecoder | BodyVerifier, body: Buffer, p
   const pieces: Buffer[] = [];
   for (let i = 0; i < body.length; i += pieceSize) pieces.push(body.subarray(i, i + pieceSize));
   const out: Buffer[] = [];
-  await pipeline(Readable.from(pieces), decoder, ...more, async function* (source: AsyncIterable<Buffer>) {
+  const sink = async function* (source: AsyncIterable<Buffer>) {
     for await (const chunk of source) out.push(chunk);
-  });
+  };
+  // pipeline's typings have no overload for a spread list of stages.
+  await (pipeline as (...streams: unknown[]) => Promise<void>)(Readable.from(pieces), decoder, ...more, sink);
   return Buffer.concat(out);
 }
 

@@ -18,6 +18,7 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListBucketsCommand,
   ListObjectsCommand,
   ListObjectsV2Command,
   ListPartsCommand,
@@ -25,6 +26,7 @@ import {
   S3Client,
   S3ServiceException,
   UploadPartCommand,
+  type UploadPartCommandOutput,
 } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import pino from 'pino';
@@ -204,14 +206,16 @@ describe('multipart uploads', () => {
     const etags: string[] = [];
     for (const [i, part] of parts.entries()) {
       const body = i === 2 ? Readable.from([part.subarray(0, MiB), part.subarray(MiB)]) : part;
-      const res = await client.send(new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId, PartNumber: i + 1, Body: body, ContentLength: part.length }));
+      const res: UploadPartCommandOutput = await client.send(
+        new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId, PartNumber: i + 1, Body: body, ContentLength: part.length }),
+      );
       assert.equal(res.ETag, `"${md5(part).toString('hex')}"`);
       etags.push(res.ETag as string);
     }
     const listed = await client.send(new ListPartsCommand({ Bucket: BUCKET, Key: key, UploadId }));
     assert.deepEqual(
       listed.Parts?.map((p) => [p.PartNumber, p.Size, p.ETag]),
-      parts.map((p, i) => [i + 1, 5 * MiB, etags[i]]),
+      parts.map((_, i) => [i + 1, 5 * MiB, etags[i]]),
     );
     const done = await client.send(
       new CompleteMultipartUploadCommand({
@@ -283,8 +287,20 @@ describe('authorisation', () => {
     assert.equal((await s3.store.headObject(BUCKET, outside))?.size, 9);
   });
 
+  test('an upload refused before its body is read still gets its error answer', async () => {
+    const big = randomBytes(8 * MiB);
+    assert.equal((await failure(client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'projects/9/big.bin', Body: big })))).code, 'AccessDenied');
+    assert.equal((await failure(client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'projects/9/big.bin', Body: Readable.from([big]), ContentLength: big.length })))).code, 'AccessDenied');
+    // The server is still fine afterwards.
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}after-refusal`, Body: 'ok' }));
+  });
+
   test('the root credential sees every bucket; unknown buckets are NoSuchBucket', async () => {
     const root = clientFor(s3.issuer.rootCredentials());
+    const buckets = await root.send(new ListBucketsCommand({}));
+    assert.deepEqual(buckets.Buckets?.map((b) => b.Name), [BUCKET, 'other-bucket']);
+    const own = await client.send(new ListBucketsCommand({}));
+    assert.deepEqual(own.Buckets?.map((b) => b.Name), [BUCKET]);
     assert.deepEqual(await failure(root.send(new GetObjectCommand({ Bucket: 'no-such-bucket', Key: 'x' }))), { code: 'NoSuchBucket', status: 404 });
     await root.send(new PutObjectCommand({ Bucket: 'other-bucket', Key: 'x', Body: 'y' }));
     root.destroy();
@@ -350,13 +366,14 @@ describe('presigned URLs', () => {
   test('presignGetUrl downloads with plain fetch; a tampered or expired one does not', async () => {
     const key = `${PREFIX}report/inspection report (final).pdf`;
     const body = randomBytes(2048);
-    await s3.store.putObject(BUCKET, key, body, { contentType: 'application/pdf' });
+    await s3.store.putObject(BUCKET, key, body, { contentType: 'application/pdf', metadata: { title: 'Pylône n°7 – 日本' } });
     const url = await s3.store.presignGetUrl(BUCKET, key, 300);
     assert.ok(url.startsWith(`${s3.url}/${BUCKET}/`));
     const res = await fetch(url);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/pdf');
     assert.deepEqual(Buffer.from(await res.arrayBuffer()), body);
+    assert.equal(res.headers.get('x-amz-meta-title'), `=?UTF-8?B?${Buffer.from('Pylône n°7 – 日本').toString('base64')}?=`);
 
     const signature = new URL(url).searchParams.get('X-Amz-Signature') as string;
     const flipped = signature.slice(0, -1) + (signature.endsWith('0') ? '1' : '0');
@@ -366,6 +383,15 @@ describe('presigned URLs', () => {
     assert.match(xml, /<Code>SignatureDoesNotMatch<\/Code>/);
     assert.match(xml, /<RequestId>[0-9A-F]+<\/RequestId>/);
     assert.ok(tampered.headers.get('x-amz-request-id'));
+
+    const bad = await fetch(await s3.store.presignGetUrl(BUCKET, key, 300, { contentDisposition: 'a\r\nX-Injected: 1' }));
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers.get('x-injected'), null);
+    await bad.arrayBuffer();
+    const named = await fetch(await s3.store.presignGetUrl(BUCKET, key, 300, { contentDisposition: 'attachment; filename="report.pdf"' }));
+    assert.equal(named.status, 200);
+    assert.equal(named.headers.get('content-disposition'), 'attachment; filename="report.pdf"');
+    await named.arrayBuffer();
 
     // The signature covers the path: the same URL for another key fails.
     const otherKey = await fetch(url.replace('report/', 'reports/'));

@@ -1,5 +1,6 @@
 // TypeBox schemas of the cloud API's requests and responses (they also make its OpenAPI document).
 import { Type } from 'typebox';
+import { StorageCredentialsSchema } from '../shared/schemas/storage-credentials.ts';
 
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
 
@@ -75,18 +76,7 @@ export const CreateProjectBody = Type.Object({
   project_group_id: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
 });
 
-export const StorageCredentials = Type.Object({
-  access_key: Type.String(),
-  secret_key: Type.String(),
-  session_token: Type.String(),
-  expiration: Type.String({ format: 'date-time' }),
-  bucket: Type.String(),
-  key: Type.String({ description: 'The only prefix these credentials can write under' }),
-  server_time: Type.String({ format: 'date-time' }),
-  region: Type.String(),
-  is_bucket_accelerated: Type.Boolean(),
-  endpoint_override: Type.String({ description: 'Endpoint URL for S3 clients; empty when the store is AWS S3' }),
-});
+export const StorageCredentials = StorageCredentialsSchema;
 
 export const BulkRegisterBody = Type.Object({
   input_file_keys: Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 10000 }),

@@ -1,5 +1,6 @@
 // TypeBox schemas of the inspection API's requests and responses (they also make its OpenAPI document).
 import { Type } from 'typebox';
+import { StorageCredentialsSchema } from '../shared/schemas/storage-credentials.ts';
 
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
 export const ErrorBody = Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true });
@@ -120,18 +121,7 @@ export const Inspection = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 });
 
-export const StorageCredentials = Type.Object({
-  access_key: Type.String(),
-  secret_key: Type.String(),
-  session_token: Type.String(),
-  expiration: Type.String({ format: 'date-time' }),
-  bucket: Type.String(),
-  key: Type.String({ description: 'The only prefix these credentials can write under' }),
-  server_time: Type.String({ format: 'date-time' }),
-  region: Type.String(),
-  is_bucket_accelerated: Type.Boolean(),
-  endpoint_override: Type.String({ description: 'Endpoint URL for S3 clients (e.g. aws --endpoint-url); empty on AWS S3' }),
-});
+export const StorageCredentials = StorageCredentialsSchema;
 
 export const RegisterImagesBody = Type.Object({
   // The 500 limit is checked in the service so the message names it; the schema caps abuse.

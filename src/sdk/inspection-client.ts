@@ -1,6 +1,7 @@
 // A small client of the inspection API, used by `npm run demo`, the tests and the benchmarks.
 // It is also a worked example of the typical flow of the spec for anyone writing their own.
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { StorageCredentialsRecord } from '../shared/schemas/storage-credentials.ts';
 
 export class ApiResponseError extends Error {
   constructor(
@@ -18,16 +19,7 @@ export interface InspectionClientOptions {
   organizationUuid?: string;
 }
 
-export interface StorageCredentialsRecord {
-  access_key: string;
-  secret_key: string;
-  session_token: string;
-  expiration: string;
-  bucket: string;
-  key: string;
-  region: string;
-  endpoint_override: string;
-}
+export type { StorageCredentialsRecord };
 
 export class InspectionClient {
   token: string | undefined;

@@ -4,10 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from 'pino';
 import { EmbeddedCredentialIssuer } from './embedded-credentials.ts';
 import { LocalDiskObjectStore } from './local-disk-store.ts';
-import { createS3Endpoint, startS3Server, type RunningS3Server, type S3Endpoint } from './s3-endpoint.ts';
+import { createS3Endpoint, startS3Server, type RunningS3Server, type S3Endpoint, type S3Logger } from './s3-endpoint.ts';
 import { S3UrlPresigner } from './s3-presigner.ts';
 
 export interface EmbeddedS3Options {
@@ -16,7 +15,7 @@ export interface EmbeddedS3Options {
   buckets: string[];
   /** 32 bytes; see loadOrCreateMasterKey. */
   masterKey: Buffer;
-  logger: Logger;
+  logger: S3Logger;
   /** Where to listen (defaults 127.0.0.1 and a free port). */
   host?: string;
   port?: number;

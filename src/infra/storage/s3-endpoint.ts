@@ -15,15 +15,19 @@ import { assertValidKey } from './key-layout.ts';
 import type { LocalDiskObjectStore } from './local-disk-store.ts';
 import { S3Error, toS3Error } from './s3-errors.ts';
 import * as ops from './s3-operations.ts';
-import { discardRemainingBody, markContinuePending, parseTarget, queryValue, type RequestTarget } from './s3-request.ts';
+import { bodyStillAwaited, discardRemainingBody, markContinuePending, parseTarget, queryValue, type RequestTarget } from './s3-request.ts';
 import { errorXml } from './s3-xml.ts';
 import { verifySigV4, type VerifiedRequest } from './sigv4-verifier.ts';
+
+/** The part of a pino logger the endpoint uses. */
+export type S3Logger = Pick<Logger, 'debug' | 'warn' | 'error'>;
 
 export interface S3EndpointOptions {
   store: LocalDiskObjectStore;
   /** Resolves access key id + session token (EmbeddedCredentialIssuer.resolve). */
   resolveCredential: CredentialResolver;
-  logger: Logger;
+  /** A pino logger (or a Fastify one); requests are logged at debug, failures at warn/error. */
+  logger: S3Logger;
   /** Region reported by GetBucketLocation/HeadBucket (signatures for any region are accepted). */
   region?: string;
   /** Largest accepted difference between a request's x-amz-date and our clock (default 15 min). */
@@ -243,8 +247,9 @@ function sendError(req: IncomingMessage, res: ServerResponse, method: string, er
     return;
   }
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  // A body still in flight will be drained, then the connection closed (never reused mid-body).
-  if (!req.complete) res.setHeader('Connection', 'close');
+  // The client waits for "100 Continue" and will not send its body: the connection cannot be
+  // reused. (A body already in flight is drained instead; see discardRemainingBody.)
+  if (!req.complete && bodyStillAwaited(req)) res.setHeader('Connection', 'close');
   if (method === 'HEAD' || error.status === 304) {
     res.writeHead(error.status, { 'Content-Length': 0 });
     res.end();

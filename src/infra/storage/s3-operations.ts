@@ -105,6 +105,17 @@ const RESPONSE_OVERRIDES: Record<string, string> = {
   'response-content-encoding': 'Content-Encoding',
 };
 
+// What node refuses in a header value (it would throw while writing the response).
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+/**
+ * Stored values that cannot travel as a header as they are (non-Latin-1 metadata set through
+ * the store API) are sent RFC 2047-encoded, as S3 does for non-ASCII user metadata.
+ */
+function headerSafe(value: string): string {
+  return INVALID_HEADER_CHAR.test(value) ? `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=` : value;
+}
+
 function objectHeaders(ctx: ObjectContext, info: StoredObjectInfo, range: ByteRange | undefined): Record<string, string | number> {
   const headers: Record<string, string | number> = {
     'Content-Type': info.contentType ?? 'binary/octet-stream',
@@ -115,15 +126,20 @@ function objectHeaders(ctx: ObjectContext, info: StoredObjectInfo, range: ByteRa
   };
   if (range) headers['Content-Range'] = `bytes ${range.start}-${range.end}/${info.size}`;
   const stored = info.httpHeaders;
-  if (stored.cacheControl) headers['Cache-Control'] = stored.cacheControl;
-  if (stored.contentDisposition) headers['Content-Disposition'] = stored.contentDisposition;
-  if (stored.contentEncoding) headers['Content-Encoding'] = stored.contentEncoding;
-  if (stored.contentLanguage) headers['Content-Language'] = stored.contentLanguage;
-  if (stored.expires) headers.Expires = stored.expires;
-  for (const [name, value] of Object.entries(info.metadata)) headers[`x-amz-meta-${name}`] = value;
+  const storedHeaders: Array<[string, string | undefined]> = [
+    ['Cache-Control', stored.cacheControl],
+    ['Content-Disposition', stored.contentDisposition],
+    ['Content-Encoding', stored.contentEncoding],
+    ['Content-Language', stored.contentLanguage],
+    ['Expires', stored.expires],
+    ...Object.entries(info.metadata).map(([name, value]): [string, string] => [`x-amz-meta-${name}`, value]),
+  ];
+  for (const [name, value] of storedHeaders) if (value) headers[name] = headerSafe(value);
   for (const [param, name] of Object.entries(RESPONSE_OVERRIDES)) {
     const value = queryValue(ctx.target.query, param);
-    if (value !== undefined) headers[name] = value;
+    if (value === undefined) continue;
+    if (INVALID_HEADER_CHAR.test(value)) throw new S3Error('InvalidArgument', `${param} is not a valid header value`);
+    headers[name] = value;
   }
   // SDKs validate this against the bytes when they asked for it (x-amz-checksum-mode); it
   // describes the whole object, so never on a partial response.
@@ -141,7 +157,12 @@ export async function getObject(ctx: ObjectContext, headOnly: boolean): Promise<
     checkPreconditions(req, info);
     return resolveRange(header(req, 'range'), info.size);
   });
-  res.writeHead(result.range ? 206 : 200, objectHeaders(ctx, result.info, result.range));
+  try {
+    res.writeHead(result.range ? 206 : 200, objectHeaders(ctx, result.info, result.range));
+  } catch (err) {
+    result.body.destroy(); // closes the file
+    throw err;
+  }
   if (headOnly) {
     result.body.destroy();
     res.end();

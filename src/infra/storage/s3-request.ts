@@ -181,6 +181,11 @@ export function markContinuePending(req: IncomingMessage, writeContinue: () => v
   (req as ContinueCapable)[CONTINUE_PENDING] = writeContinue;
 }
 
+/** True while the client still waits for "100 Continue" (its body was never asked for). */
+export function bodyStillAwaited(req: IncomingMessage): boolean {
+  return (req as ContinueCapable)[CONTINUE_PENDING] !== undefined;
+}
+
 function continueIfExpected(req: IncomingMessage): void {
   const pending = (req as ContinueCapable)[CONTINUE_PENDING];
   if (pending) {
@@ -206,12 +211,14 @@ export async function readSmallBody(req: IncomingMessage, auth: VerifiedRequest,
 }
 
 /**
- * After an error, stop feeding the pipeline and let the client finish sending (up to a cap) so
- * it can read our answer; beyond the cap the connection is dropped.
+ * After an early answer, stop feeding the pipeline and let the client finish sending (up to a
+ * cap) so that it reads our answer instead of a reset connection and the connection stays
+ * usable; beyond the cap the connection is dropped. A body never asked for ("100 Continue" not
+ * sent) is not coming: that connection is closed after the answer instead.
  */
 export function discardRemainingBody(req: IncomingMessage, maxBytes = 64 * 1024 * 1024): void {
   req.unpipe();
-  if (req.complete || req.destroyed) return;
+  if (req.complete || req.destroyed || bodyStillAwaited(req)) return;
   let discarded = 0;
   req.on('data', (chunk: Buffer) => {
     discarded += chunk.length;

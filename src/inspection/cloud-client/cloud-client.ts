@@ -2,6 +2,7 @@
 // only, with client credentials of its own. Tokens are cached until shortly before they expire.
 // Cloud failures come back as ApiErrors the inspection routes can pass on: the cloud's 4xx as
 // the same status, anything else (connection refused, 5xx) as 503 unavailable.
+import type { StorageCredentialsRecord } from '../../shared/schemas/storage-credentials.ts';
 import { ApiError, unavailable, ValidationError, type FieldErrors } from '../../infra/http/errors.ts';
 
 export interface CloudProject {
@@ -16,18 +17,7 @@ export interface CloudProject {
   bucket_name: string;
 }
 
-export interface CloudStorageCredentials {
-  access_key: string;
-  secret_key: string;
-  session_token: string;
-  expiration: string;
-  bucket: string;
-  key: string;
-  server_time: string;
-  region: string;
-  is_bucket_accelerated: boolean;
-  endpoint_override: string;
-}
+export type CloudStorageCredentials = StorageCredentialsRecord;
 
 export interface CloudOutput {
   output_id: number;
