@@ -35,6 +35,19 @@ export interface Config {
   engine: string;
   /** Test knob of the exif engine (like NodeODM's --test_seconds): seconds it takes at least. */
   engineSimulatedSeconds: number;
+  /** colmap and nodeodm engines: a run taking longer fails with 10002 (0: no limit). */
+  engineTimeLimitSeconds: number;
+  /** colmap and nodeodm engines: parent folder of their per-run work folders (default dataDir/work). */
+  engineWorkDir: string | undefined;
+  /** colmap engine: the colmap executable. */
+  colmapBinary: string;
+  /** nodeodm engine: base URL of the NodeODM (or ClusterODM) node, and its optional token. */
+  nodeodmUrl: string | undefined;
+  nodeodmToken: string | undefined;
+  /** nodeodm engine: seconds between two polls of the task's state. */
+  nodeodmPollSeconds: number;
+  /** nodeodm engine: extra ODM options, a JSON object (e.g. {"pc-quality": "high"}), applied last. */
+  nodeodmOptions: string | undefined;
   /** Whether `serve` also runs the job workers. */
   runWorkers: boolean;
   /** Create the demo organization, user, API key and allowance on the first start. */
@@ -44,6 +57,8 @@ export interface Config {
   jobHeartbeatSeconds: number;
   /** SMTP URL for e-mail; when empty, messages are written as .eml files under dataDir/mail. */
   smtpUrl: string | undefined;
+  /** From address of the e-mails the services send. */
+  mailFrom: string;
 }
 
 function int(value: string | undefined, fallback: number, name: string): number {
@@ -84,10 +99,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cloudIssuer: env.CLOUD_ISSUER || 'https://cloud.localhost',
     engine: env.ENGINE || 'exif',
     engineSimulatedSeconds: int(env.ENGINE_SIMULATED_SECONDS, 0, 'ENGINE_SIMULATED_SECONDS'),
+    engineTimeLimitSeconds: int(env.ENGINE_TIME_LIMIT_SECONDS, 12 * 3600, 'ENGINE_TIME_LIMIT_SECONDS'),
+    engineWorkDir: optional(env.ENGINE_WORK_DIR) && path.resolve(env.ENGINE_WORK_DIR!),
+    colmapBinary: env.COLMAP_BINARY || 'colmap',
+    nodeodmUrl: optional(env.NODEODM_URL),
+    nodeodmToken: optional(env.NODEODM_TOKEN),
+    nodeodmPollSeconds: int(env.NODEODM_POLL_SECONDS, 5, 'NODEODM_POLL_SECONDS'),
+    nodeodmOptions: optional(env.NODEODM_OPTIONS),
     runWorkers: bool(env.RUN_WORKERS, true),
     bootstrapDemo: bool(env.BOOTSTRAP_DEMO, true),
     logLevel: env.LOG_LEVEL || 'info',
     jobHeartbeatSeconds: int(env.JOB_HEARTBEAT_SECONDS, 10, 'JOB_HEARTBEAT_SECONDS'),
     smtpUrl: optional(env.SMTP_URL),
+    mailFrom: env.MAIL_FROM || 'Open Inspection <noreply@localhost>',
   };
 }

@@ -16,7 +16,9 @@ import { LocalDiskObjectStore } from './infra/storage/local-disk-store.ts';
 import { S3UrlPresigner } from './infra/storage/s3-presigner.ts';
 import type { CredentialIssuer, ObjectStore } from './infra/storage/object-store.ts';
 import type { HttpServer } from './infra/http/http-server.ts';
+import { createMailer } from './infra/mail/mailer.ts';
 import { CloudModule } from './cloud/cloud.module.ts';
+import { engineSettingsFrom } from './cloud/processing/engines.ts';
 import { InspectionModule } from './inspection/inspection.module.ts';
 import { bootstrapDemo, ensureInspectionCloudClient } from './admin/bootstrap.ts';
 
@@ -96,6 +98,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       credentialsTtlSeconds: config.storageCredentialsTtl,
       engine: config.engine,
       engineSimulatedSeconds: config.engineSimulatedSeconds,
+      engineSettings: engineSettingsFrom(config),
       publicUrl: () => urls.cloud,
     });
     await cloud.migrate();
@@ -104,10 +107,15 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       config.cloudClientId && config.cloudClientSecret
         ? { clientId: config.cloudClientId, clientSecret: config.cloudClientSecret }
         : await ensureInspectionCloudClient(config.dataDir, cloud);
+    const mailer = createMailer({ smtpUrl: config.smtpUrl, outboxDir: path.join(config.dataDir, 'mail'), from: config.mailFrom, logger: logger.child({ service: 'mail' }) });
+    cleanups.push(async () => mailer.close());
     const inspection = new InspectionModule({
       database,
       jobs,
       logger,
+      store,
+      bucket: config.storageBucket,
+      mailer,
       tokenSigningKey: readOrCreateKey(config.dataDir, 'inspection-jwt.key'),
       tokenTtlSeconds: config.inspectionTokenTtl,
       cloudUrl: () => config.cloudUrl ?? urls.cloud,

@@ -41,6 +41,14 @@ describe('cloud OAuth2 tokens', () => {
     }
     const wrong = await fetch(tokenUrl(), { method: 'POST', body: new URLSearchParams({ ...params(), client_secret: 'nope' }) });
     assert.equal(wrong.status, 401);
+    assert.deepEqual(Object.keys((await wrong.json()) as object).sort(), ['code', 'detail']);
+    const grant = await fetch(tokenUrl(), { method: 'POST', body: new URLSearchParams({ ...params(), grant_type: 'password' }) });
+    assert.equal(grant.status, 400);
+    assert.equal(((await grant.json()) as any).code, 'unsupported_grant_type');
+    const noClient = await fetch(tokenUrl(), { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials' }) });
+    assert.equal(noClient.status, 401);
+    const noSlash = await fetch(tokenUrl().slice(0, -1), { method: 'POST', body: new URLSearchParams(params()) });
+    assert.equal(noSlash.status, 200, 'served without its trailing slash too');
   });
 
   it('the JWT verifies with the published JWKS and PEM and carries the org claim; it is refused after expiry', async () => {

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { requireTool } from './helpers/system-tools.ts';
 import { tempDir } from './helpers/test-system.ts';
+import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
 
 describe('inspection flow', () => {
   let system: TestSystem;
@@ -121,4 +122,6 @@ describe('inspection flow', () => {
       assert.match(await page.text(), /swagger/i);
     }
   });
+
+  it('answered no request with a 5xx', () => assertNoServerErrors(system));
 });

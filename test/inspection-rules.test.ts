@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
 import { InspectionClient } from '../src/sdk/inspection-client.ts';
+import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
 
 describe('inspection rules', () => {
   let system: TestSystem;
@@ -163,4 +164,6 @@ describe('inspection rules', () => {
       await short.stop();
     }
   });
+
+  it('answered no request with a 5xx', () => assertNoServerErrors(system));
 });

@@ -2,15 +2,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
+import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
 
 describe('inspection API validation', () => {
   let system: TestSystem;
   let account: TestAccount;
   let inspectionId: number;
+  let assetId: number;
   before(async () => {
     system = await startTestSystem();
     account = await system.newAccount();
     const asset = await account.client.createAsset({ name: 'A', type: 2 });
+    assetId = asset.id;
     inspectionId = (await account.client.createInspection({ asset: asset.id })).id;
   });
   after(async () => {
@@ -33,11 +36,45 @@ describe('inspection API validation', () => {
     ['POST', '/v1/inspections/:id/register_images/', {}, 'image_keys'],
     ['POST', '/v1/inspections/:id/register_images/', { image_keys: 'a.jpg' }, 'image_keys'],
     ['POST', '/v1/inspections/:id/register_images/', { image_keys: [] }, 'image_keys'],
+    // Issue 4: every other endpoint with a body or query.
+    ['PUT', '/v1/assets/:asset/', {}, 'name'],
+    ['PUT', '/v1/assets/:asset/', { name: 'ok', type: 99 }, 'type'],
+    ['PATCH', '/v1/assets/:asset/', { name: '' }, 'name'],
+    ['PATCH', '/v1/assets/:asset/', { latitude: 'north' }, 'latitude'],
+    ['PATCH', '/v1/assets/:asset/', { longitude: '200' }, 'longitude'],
+    ['GET', '/v1/assets/?page=0', undefined, 'querystring'],
+    ['GET', '/v1/assets/?search=' + 'x'.repeat(256), undefined, 'querystring'],
+    ['GET', '/v1/inspections/?page_size=0', undefined, 'querystring'],
+    ['GET', '/v1/inspections/?page_size=1001', undefined, 'querystring'],
+    ['PUT', '/v1/inspections/:id/', { base_plate_size: -1 }, 'base_plate_size'],
+    ['PUT', '/v1/inspections/:id/', { status: 'done' }, 'status'],
+    ['PATCH', '/v1/inspections/:id/', { status: 6 }, 'status'],
+    ['PATCH', '/v1/inspections/:id/', { report_status: 'ready' }, 'report_status'],
+    ['PATCH', '/v1/inspections/:id/', { additional_statuses: { inventory: 12 } }, 'additional_statuses'],
+    ['PATCH', '/v1/inspections/:id/', { top_point_location: { x: 'a', y: 0, z: 0 } }, 'top_point_location'],
+    ['PATCH', '/v1/inspections/:id/', { processing_parameters: { generate_mesh: 'sure' } }, 'processing_parameters'],
+    ['PATCH', '/v1/inspections/:id/?skip_email=perhaps', { name: 'x' }, 'querystring'],
+    ['POST', '/v1/inspections/:id/process/', [1], 'non_field_errors'],
+    ['POST', '/v1/inspections/retry/', {}, 'inspection'],
+    ['POST', '/v1/inspections/retry/', { inspection: 0 }, 'inspection'],
+    ['POST', '/v1/inspections/:id/report/', { include_annotations: 'both' }, 'include_annotations'],
+    ['POST', '/v1/inspections/:id/report/', { extra_remarks: ['a'] }, 'extra_remarks'],
+    ['POST', '/v1/annotations/', {}, 'type'],
+    ['POST', '/v1/annotations/', { type: 'x', inspection: 1, photo_id: 1 }, 'data'],
+    ['POST', '/v1/annotations/', { type: 'x', inspection: 1, photo_id: 1, data: { coords_2d: [[0, 0]] } }, 'data'],
+    ['PUT', '/v1/annotations/1/', { type: 'x' }, 'data'],
+    ['PATCH', '/v1/annotations/1/', { severity_level: 9 }, 'severity_level'],
+    ['PATCH', '/v1/annotations/1/', { data: { coords_2d: 'square' } }, 'data'],
+    ['GET', '/v1/annotations/types/?page=-1', undefined, 'querystring'],
+    ['POST', '/v1/inspections/:id/measurements/', {}, 'annotations'],
+    ['POST', '/v1/inspections/:id/measurements/', { annotations: [{ geometry: { type: 'Point', coordinates: [1, 2] } }] }, 'annotations'],
+    ['PUT', '/v1/inspections/:id/measurements/0b9c3e0e-8f55-4f3f-9e39-2f0d8c0c1c11/', { tags: [] }, 'properties'],
+    ['PATCH', '/v1/inspections/:id/measurements/0b9c3e0e-8f55-4f3f-9e39-2f0d8c0c1c11/', { properties: { color: 'blue' } }, 'properties'],
   ];
 
   for (const [method, path, body, field] of cases) {
-    it(`${method} ${path} ${JSON.stringify(body).slice(0, 60)} -> 400 naming ${field}`, async () => {
-      const response = await account.client.request(method, path.replace(':id', String(inspectionId)), body);
+    it(`${method} ${path.slice(0, 80)} ${JSON.stringify(body ?? null).slice(0, 60)} -> 400 naming ${field}`, async () => {
+      const response = await account.client.request(method, path.replace(':id', String(inspectionId)).replace(':asset', String(assetId)), body);
       assert.equal(response.status, 400, JSON.stringify(response.body));
       assert.ok(field in response.body, `field ${field} in ${JSON.stringify(response.body)}`);
       assert.ok(Array.isArray(response.body[field]) || typeof response.body[field] === 'object');
@@ -69,4 +106,6 @@ describe('inspection API validation', () => {
     assert.equal((await stranger.client.request('POST', `/v1/inspections/${inspectionId}/process/`, {})).status, 404);
     assert.deepEqual(await stranger.client.expect(200, 'GET', '/v1/inspections/'), []);
   });
+
+  it('answered no request with a 5xx', () => assertNoServerErrors(system));
 });

@@ -1,4 +1,6 @@
 // The cloud service's job catalogue: name -> payload.
 export type CloudJobs = {
   'cloud.process-project': { projectId: number };
+  /** Builds the inputs ZIP of the bundle row `outputId` (bundles/inputs-bundle.ts). */
+  'cloud.build-inputs-zip': { projectId: number; outputId: number };
 };

@@ -78,4 +78,63 @@ export const cloudMigrations: MigrationSet = {
       );
     },
   },
+  // Issue 3: folders and moves, GCPs/MTPs/marks, cached image metadata, output coordinate
+  // system, pipeline, map bounds, inputs bundle bookkeeping.
+  '0002_full_cloud_service': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        create table cloud.folders (
+          id serial primary key,
+          uuid uuid not null unique,
+          name text not null,
+          organization_id integer not null references cloud.organizations(id),
+          parent_id integer references cloud.folders(id) on delete cascade,
+          created_at timestamptz not null default now()
+        );
+        create index folders_organization on cloud.folders (organization_id);
+        create index project_groups_organization on cloud.project_groups (organization_id);
+        alter table cloud.projects add column folder_id integer references cloud.folders(id) on delete set null;
+        alter table cloud.projects add column geoid_model text;
+        alter table cloud.projects add column geoid_height double precision;
+        alter table cloud.projects add column output_crs jsonb;
+        alter table cloud.projects add column pipeline text;
+        alter table cloud.projects add column is_geolocalized boolean not null default false;
+        alter table cloud.projects add column map_bounds jsonb;
+        alter table cloud.project_inputs add column analysis jsonb;
+        alter table cloud.project_outputs add column updated_at timestamptz not null default now();
+        create table cloud.project_gcps (
+          project_id integer not null references cloud.projects(id) on delete cascade,
+          name text not null,
+          point_type text not null,
+          x double precision not null,
+          y double precision not null,
+          z double precision not null,
+          xy_accuracy double precision not null,
+          z_accuracy double precision not null,
+          created_at timestamptz not null default now(),
+          primary key (project_id, name)
+        );
+        create table cloud.project_mtps (
+          project_id integer not null references cloud.projects(id) on delete cascade,
+          name text not null,
+          is_checkpoint boolean not null default false,
+          created_at timestamptz not null default now(),
+          primary key (project_id, name)
+        );
+        create table cloud.project_marks (
+          project_id integer not null,
+          point_name text not null,
+          photo text not null,
+          x double precision not null,
+          y double precision not null,
+          created_at timestamptz not null default now(),
+          primary key (project_id, point_name, photo),
+          foreign key (project_id, photo) references cloud.project_inputs(project_id, key) on delete cascade
+        );
+      `,
+      );
+    },
+  },
 };

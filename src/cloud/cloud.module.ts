@@ -13,9 +13,14 @@ import type { CloudTables } from './cloud.tables.ts';
 import type { CloudJobs } from './cloud.jobs.ts';
 import { OAuthService } from './auth/oauth.service.ts';
 import { ProjectService } from './projects/project.service.ts';
+import { ProjectRepository } from './projects/project.repository.ts';
 import { ProjectGroupService } from './project-groups/project-group.service.ts';
 import { ProjectProcessor } from './processing/project-processing.ts';
-import { createEngine } from './processing/engines.ts';
+import { InputAnalyzer } from './processing/input-analysis.ts';
+import { ControlPointService } from './control-points/control-point.service.ts';
+import { BUILD_EXPIRY_SECONDS, InputsBundleService } from './bundles/inputs-bundle.ts';
+import { DriveService } from './drive/drive.service.ts';
+import { createEngine, type EngineSettings } from './processing/engines.ts';
 import { registerCloudRoutes } from './cloud.routes.ts';
 
 export interface CloudModuleOptions {
@@ -32,6 +37,8 @@ export interface CloudModuleOptions {
   credentialsTtlSeconds: number;
   engine: string;
   engineSimulatedSeconds: number;
+  /** Settings of the colmap and nodeodm engines (engines.ts). */
+  engineSettings?: EngineSettings;
   publicUrl: () => string;
 }
 
@@ -41,21 +48,32 @@ export class CloudModule {
   readonly projects: ProjectService;
   readonly groups: ProjectGroupService;
   readonly processor: ProjectProcessor;
+  readonly controlPoints: ControlPointService;
+  readonly bundles: InputsBundleService;
+  readonly drive: DriveService;
 
   constructor(private readonly options: CloudModuleOptions) {
     this.db = options.database.db as Kysely<CloudTables>;
+    const logger = options.logger.child({ service: 'cloud' });
     this.oauth = new OAuthService(this.db, { issuer: options.issuerUrl, tokenTtlSeconds: options.tokenTtlSeconds, privateKey: options.privateKey });
-    this.projects = new ProjectService(this.db, options.store, options.issuer, options.jobs, {
-      bucket: options.bucket,
-      region: options.region,
-      credentialsTtlSeconds: options.credentialsTtlSeconds,
+    const repository = new ProjectRepository(this.db);
+    const analyzer = new InputAnalyzer(this.db, options.store);
+    this.controlPoints = new ControlPointService(repository, analyzer);
+    this.bundles = new InputsBundleService(repository, options.store, options.jobs, logger, {
       publicUrl: options.publicUrl,
+      urlTtlSeconds: options.credentialsTtlSeconds,
     });
+    this.projects = new ProjectService(
+      { projects: repository, store: options.store, issuer: options.issuer, jobs: options.jobs, controlPoints: this.controlPoints, bundles: this.bundles },
+      { bucket: options.bucket, region: options.region, credentialsTtlSeconds: options.credentialsTtlSeconds, publicUrl: options.publicUrl },
+    );
     this.groups = new ProjectGroupService(this.db);
-    const engine = createEngine(options.engine, { simulatedSeconds: options.engineSimulatedSeconds });
-    this.processor = new ProjectProcessor(this.projects.projects, options.store, engine, options.logger.child({ service: 'cloud' }));
+    this.drive = new DriveService(repository);
+    const engine = createEngine(options.engine, { simulatedSeconds: options.engineSimulatedSeconds, ...options.engineSettings });
+    this.processor = new ProjectProcessor(repository, this.controlPoints.points, analyzer, options.store, engine, logger);
     const handlers: JobHandlers<CloudJobs> = {
       'cloud.process-project': { handler: ({ projectId }) => this.processor.process(projectId), concurrency: 1, expireInSeconds: 24 * 3600 },
+      'cloud.build-inputs-zip': { handler: ({ projectId, outputId }) => this.bundles.build(projectId, outputId), concurrency: 2, expireInSeconds: BUILD_EXPIRY_SECONDS },
     };
     options.jobs.register(handlers);
   }
@@ -68,11 +86,20 @@ export class CloudModule {
     const app = await createHttpServer({
       logger: this.options.logger.child({ service: 'cloud' }),
       title: 'Cloud project-processing service',
-      description: 'Projects, uploads, processing, project groups. See shared/spec/cloud-processing-service.md.',
+      description:
+        'Projects, uploads, processing, inputs bundles, project groups, folders and moves, GCPs, MTPs and marks, output coordinate systems. ' +
+        'See shared/spec/cloud-processing-service.md and docs/cloud-service.md for the decisions where the spec is silent.',
       version: '3',
       openapiPath: '/project/api/v3/openapi.json',
     });
-    await registerCloudRoutes(app, { oauth: this.oauth, projects: this.projects, groups: this.groups });
+    await registerCloudRoutes(app, {
+      oauth: this.oauth,
+      projects: this.projects,
+      groups: this.groups,
+      controlPoints: this.controlPoints,
+      bundles: this.bundles,
+      drive: this.drive,
+    });
     return app;
   }
 

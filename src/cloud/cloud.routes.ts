@@ -4,9 +4,14 @@ import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { HttpServer } from '../infra/http/http-server.ts';
+import { ApiError } from '../infra/http/errors.ts';
 import type { CloudPrincipal, OAuthService } from './auth/oauth.service.ts';
 import type { ProjectService } from './projects/project.service.ts';
 import type { ProjectGroupService } from './project-groups/project-group.service.ts';
+import type { ControlPointService } from './control-points/control-point.service.ts';
+import type { InputsBundleService } from './bundles/inputs-bundle.ts';
+import { LEGACY_MOVE_SUNSET, type DriveService } from './drive/drive.service.ts';
+import { PageQuery, paginate } from './common/pagination.ts';
 import * as S from './cloud.schemas.ts';
 
 declare module 'fastify' {
@@ -19,6 +24,9 @@ export interface CloudRouteDeps {
   oauth: OAuthService;
   projects: ProjectService;
   groups: ProjectGroupService;
+  controlPoints: ControlPointService;
+  bundles: InputsBundleService;
+  drive: DriveService;
 }
 
 const errors = { 400: S.FieldErrorsBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.ErrorBody };
@@ -43,6 +51,9 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       return deps.oauth.issueToken(params.grant_type, params.client_id, params.client_secret);
     },
   );
+  app.get('/oauth2/token/', { schema: { hide: true } }, async () => {
+    throw new ApiError(405, 'method_not_allowed', 'Method "GET" not allowed; allowed: POST.', { Allow: 'POST' });
+  });
   app.get('/.well-known/jwks.json', { schema: { summary: 'Public key (JWKS)', tags: ['auth'] } }, async () => deps.oauth.jwks());
   app.get('/oauth2/public-key/', { schema: { summary: 'Public key (PEM)', tags: ['auth'] } }, async (_request, reply) =>
     reply.type('application/x-pem-file').send(deps.oauth.publicKeyPem()),
@@ -51,27 +62,73 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
   await app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     scope.decorateRequest('cloudPrincipal', null as unknown as CloudPrincipal);
-    scope.addHook('onRequest', async (request) => {
+    scope.addHook('onRequest', async (request, reply) => {
       request.cloudPrincipal = await deps.oauth.authenticate(request.headers.authorization);
+      // Clients name their software in User-Agent (cloud spec, "What the service does" 5): every
+      // line logged about this request, "request completed" included, carries it.
+      const log = request.log.child({ clientId: request.cloudPrincipal.clientId, userAgent: request.headers['user-agent'] ?? null });
+      request.log = log;
+      reply.log = log;
+    });
+    // CONTRACT §1: a known path called with a method it does not serve is 405, not 404.
+    const methodsByUrl = new Map<string, Set<string>>();
+    let collecting = true;
+    scope.addHook('onRoute', (route) => {
+      if (!collecting) return;
+      const set = methodsByUrl.get(route.url) ?? new Set<string>();
+      for (const method of [route.method].flat()) set.add(method);
+      methodsByUrl.set(route.url, set);
     });
     const p = deps.projects;
+    const url = (request: { protocol: string; host: string; url: string }) => `${request.protocol}://${request.host}${request.url}`;
 
     scope.post(
       '/project/api/v3/projects/',
-      { schema: { tags: ['projects'], body: S.CreateProjectBody, response: { 201: S.ProjectDetails, ...errors } } },
+      {
+        schema: {
+          tags: ['projects'],
+          description:
+            '`name` is required. `coordinate_system`: OGC WKT of an EPSG-registered system (400 otherwise); its semantic rules fail processing with 10611-10615. ' +
+            '`geoid_model` / `geoid_height`: see docs/cloud-service.md.',
+          body: S.CreateProjectBody,
+          response: { 201: S.ProjectDetails, ...errors },
+        },
+      },
       async (request, reply) => {
-        request.log.info({ userAgent: request.headers['user-agent'] }, 'create project');
+        request.log.info('create project');
         reply.status(201);
         return p.create(request.cloudPrincipal, request.body, request.headers['user-agent']);
       },
     );
-    scope.get('/project/api/v3/projects/', { schema: { tags: ['projects'], response: { 200: Type.Array(S.ProjectDetails), ...errors } } }, async (request) =>
-      p.list(request.cloudPrincipal),
+    scope.get(
+      '/project/api/v3/projects/',
+      { schema: { tags: ['projects'], querystring: PageQuery, response: { 200: S.ListOf(S.ProjectDetails), ...errors } } },
+      async (request) => p.list(request.cloudPrincipal, request.query, url(request)),
     );
     scope.get(
       '/project/api/v3/projects/:id/',
       { schema: { tags: ['projects'], params: S.IdParams, response: { 200: S.ProjectDetails, ...errors } } },
       async (request) => p.get(request.cloudPrincipal, request.params.id),
+    );
+    scope.patch(
+      '/project/api/v3/projects/:id/',
+      {
+        schema: {
+          tags: ['projects'],
+          deprecated: true,
+          description: 'Deprecated (removal planned for the third quarter of 2025): moves the project to `project_group_id` (null: the organization root). Use PUT /common/api/v4/drive/move_batch/.',
+          params: S.IdParams,
+          body: S.LegacyMoveBody,
+          response: { 200: S.ProjectDetails, ...errors },
+        },
+      },
+      async (request, reply) => {
+        reply.header('Deprecation', 'true');
+        reply.header('Sunset', LEGACY_MOVE_SUNSET);
+        reply.header('Link', '</common/api/v4/drive/move_batch/>; rel="successor-version"');
+        await deps.drive.legacyMove(request.cloudPrincipal, request.params.id, request.body.project_group_id);
+        return p.get(request.cloudPrincipal, request.params.id);
+      },
     );
     scope.delete(
       '/project/api/v3/projects/:id/',
@@ -96,7 +153,10 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       {
         schema: {
           tags: ['processing'],
-          description: 'Body: empty, JSON `{tags}` or a form with `tags` (comma-separated or repeated).',
+          description:
+            'Body: empty, JSON `{tags}` or a form (urlencoded or multipart) with `tags` (comma-separated or repeated). ' +
+            'One pipeline tag at most (`nadir`/`3d-maps` by default, `oblique`, `building`); `flat` only with `nadir` or `3d-maps`. ' +
+            '409 while a GCP or MTP is marked in fewer than two photos.',
           params: S.IdParams,
           body: Type.Optional(S.StartProcessingBody),
           response: { 202: S.ProjectDetails, ...errors },
@@ -113,6 +173,93 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       async (request) => p.outputs(request.cloudPrincipal, request.params.id),
     );
 
+    const b = deps.bundles;
+    scope.post(
+      '/project/api/v3/projects/:id/inputs/zip/',
+      {
+        schema: {
+          tags: ['processing'],
+          summary: 'Request the inputs ZIP (the inputs bundle request_url)',
+          description: '202 with the bundle state; building or built bundles are not requested twice. 409 before any input is registered.',
+          params: S.IdParams,
+          response: { 202: S.BundleState, ...errors },
+        },
+      },
+      async (request, reply) => {
+        reply.status(202);
+        return b.request(request.cloudPrincipal, request.params.id);
+      },
+    );
+    scope.get(
+      '/project/api/v3/projects/:id/inputs/zip/',
+      { schema: { tags: ['processing'], summary: 'State of the inputs bundle', params: S.IdParams, response: { 200: S.BundleState, ...errors } } },
+      async (request) => b.get(request.cloudPrincipal, request.params.id),
+    );
+
+    const cp = deps.controlPoints;
+    scope.post(
+      '/project/api/v3/projects/:id/gcp/register',
+      {
+        schema: {
+          tags: ['control points'],
+          description: 'Registers GCPs (after creation, before processing: 409 otherwise). Also served with a trailing slash. 201 with what was stored.',
+          params: S.IdParams,
+          body: S.GcpsBody,
+          response: { 201: S.GcpsResult, ...errors },
+        },
+      },
+      async (request, reply) => {
+        reply.status(201);
+        return cp.registerGcps(request.cloudPrincipal, request.params.id, request.body.gcps);
+      },
+    );
+    scope.post(
+      '/project/api/v3/projects/:id/mtp/',
+      {
+        schema: {
+          tags: ['control points'],
+          description: 'Registers manual tie points (after creation, before processing). 201 with what was stored.',
+          params: S.IdParams,
+          body: S.MtpsBody,
+          response: { 201: S.MtpsResult, ...errors },
+        },
+      },
+      async (request, reply) => {
+        reply.status(201);
+        return cp.registerMtps(request.cloudPrincipal, request.params.id, request.body.mtps);
+      },
+    );
+    scope.post(
+      '/project/api/v3/projects/:id/mark/register/',
+      {
+        schema: {
+          tags: ['control points'],
+          description: 'Registers marks of registered GCPs/MTPs in registered images, pixel coordinates inside the image. 201 with what was stored.',
+          params: S.IdParams,
+          body: S.MarksBody,
+          response: { 201: S.MarksResult, ...errors },
+        },
+      },
+      async (request, reply) => {
+        reply.status(201);
+        return cp.registerMarks(request.cloudPrincipal, request.params.id, request.body.marks);
+      },
+    );
+    for (const [path, field] of [
+      ['gcp', 'gcps'],
+      ['mtp', 'mtps'],
+      ['mark', 'marks'],
+    ] as const) {
+      scope.get(
+        `/project/api/v3/projects/:id/${path}/`,
+        { schema: { tags: ['control points'], summary: `Registered ${field}`, params: S.IdParams, response: { 200: Type.Pick(S.ControlPointsResult, [field]), ...errors } } },
+        async (request) => {
+          const all = await cp.list(request.cloudPrincipal, request.params.id);
+          return { [field]: all[field] } as never;
+        },
+      );
+    }
+
     const g = deps.groups;
     for (const path of ['/project/api/v3/project-groups/', '/project/api/v3/project_groups/']) {
       const hide = path.includes('_');
@@ -120,12 +267,63 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
         reply.status(201);
         return g.create(request.cloudPrincipal, request.body);
       });
-      scope.get(path, { schema: { hide, tags: ['project groups'], response: { 200: Type.Array(S.ProjectGroup), ...errors } } }, async (request) =>
-        g.list(request.cloudPrincipal),
+      scope.get(path, { schema: { hide, tags: ['project groups'], querystring: PageQuery, response: { 200: S.ListOf(S.ProjectGroup), ...errors } } }, async (request) =>
+        paginate(await g.list(request.cloudPrincipal), request.query, url(request)),
       );
       scope.get(`${path}:id/`, { schema: { hide, tags: ['project groups'], params: S.IdParams, response: { 200: S.ProjectGroup, ...errors } } }, async (request) =>
         g.get(request.cloudPrincipal, request.params.id),
       );
+      scope.delete(
+        `${path}:id/`,
+        { schema: { hide, tags: ['project groups'], summary: 'Delete an empty project group', params: S.IdParams, response: { 204: Type.Null(), ...errors } } },
+        async (request, reply) => {
+          await g.remove(request.cloudPrincipal, request.params.id);
+          return reply.status(204).send(null);
+        },
+      );
+    }
+
+    const d = deps.drive;
+    scope.get(
+      '/common/api/v4/drive/folders/',
+      { schema: { tags: ['drive'], summary: 'Folders of the organization', querystring: PageQuery, response: { 200: S.ListOf(S.Folder), ...errors } } },
+      async (request) => paginate(await d.listFolders(request.cloudPrincipal), request.query, url(request)),
+    );
+    scope.post(
+      '/common/api/v4/drive/folders/',
+      { schema: { tags: ['drive'], summary: 'Create a folder (a target of moves)', body: S.CreateFolderBody, response: { 201: S.Folder, ...errors } } },
+      async (request, reply) => {
+        reply.status(201);
+        return d.createFolder(request.cloudPrincipal, request.body);
+      },
+    );
+    scope.put(
+      '/common/api/v4/drive/move_batch/',
+      {
+        schema: {
+          tags: ['drive'],
+          summary: 'Move projects to a project group, the organization root or a folder',
+          description: 'All or nothing. Sources, target and owner_uuid must belong to the caller\'s organization (404 otherwise).',
+          body: S.MoveBatchBody,
+          response: { 200: S.MoveBatchResult, ...errors },
+        },
+      },
+      async (request) => d.moveBatch(request.cloudPrincipal, request.body),
+    );
+
+    collecting = false;
+    for (const [path, methods] of methodsByUrl) {
+      const allowed = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => methods.has(m));
+      const others = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !methods.has(m));
+      if (others.length === 0) continue;
+      scope.route({
+        method: others,
+        url: path,
+        schema: { hide: true },
+        handler: async (request) => {
+          throw new ApiError(405, 'method_not_allowed', `Method "${request.method}" not allowed; allowed: ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
+        },
+      });
     }
   });
 }

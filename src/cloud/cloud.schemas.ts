@@ -1,5 +1,5 @@
 // TypeBox schemas of the cloud API's requests and responses (they also make its OpenAPI document).
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { StorageCredentialsSchema } from '../shared/schemas/storage-credentials.ts';
 
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
@@ -26,12 +26,35 @@ const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.U
 const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
 const NullableString = Nullable(Type.String());
 
+export const OutputCoordinateSystem = Type.Object({
+  name: Type.String(),
+  source: Type.String({ description: 'requested, default (WGS 84 / UTM from the images) or arbitrary' }),
+  type: Type.String({ description: 'projected or arbitrary' }),
+  horizontal_epsg: NullableInt,
+  vertical_epsg: NullableInt,
+  vertical_name: NullableString,
+  unit: Type.String(),
+  axis_order: Type.Array(Type.String(), { description: 'Directions of x and y, e.g. ["east", "north"].' }),
+  geoid_model: NullableString,
+  geoid_height: Type.Union([Type.Number(), Type.Null()]),
+});
+
+export const BundleState = Type.Object({
+  status: Type.String({ description: 'requestable, in_progress or done' }),
+  request_url: Type.String({ description: 'POST requests the ZIP (202); GET reads this state.' }),
+  url: NullableString,
+  url_expires_at: NullableString,
+  size: Type.Union([Type.Integer(), Type.Null()]),
+  note: NullableString,
+});
+
 export const ProjectDetails = Type.Object({
   id: Type.Integer(),
   uuid: Type.String({ format: 'uuid' }),
   name: Type.String(),
   display_name: Type.String(),
   project_group_id: NullableInt,
+  folder_uuid: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'The folder holding the project, if any.' }),
   is_demo: Type.Boolean(),
   is_geolocalized: Type.Boolean(),
   never_delete: Type.Boolean(),
@@ -53,27 +76,58 @@ export const ProjectDetails = Type.Object({
   bucket_name: Type.String(),
   s3_bucket_region: Type.String(),
   s3_base_path: Type.String(),
-  coordinate_system: Type.String(),
+  coordinate_system: Type.String({
+    description: 'OGC WKT: the output system in use once processing has resolved it, before that the one requested at creation (empty when none).',
+  }),
+  output_coordinate_system: Type.Union([OutputCoordinateSystem, Type.Null()]),
+  geoid_model: NullableString,
+  geoid_height: Type.Union([Type.Number(), Type.Null()]),
   min_zoom: Type.Integer(),
   max_zoom: Type.Integer(),
-  proj_pipeline: Type.String(),
+  proj_pipeline: Type.String({ description: 'PROJ definition of the horizontal output system (empty when arbitrary or not resolved yet).' }),
   tags: Type.Array(Type.String()),
+  pipeline: Type.Union([Type.String(), Type.Null()], { description: 'Pipeline processing chose: nadir, oblique, building or mobile (null before processing).' }),
   outputs: Type.Object({
     mesh: Type.Object({ texture_res: Type.Union([Type.Integer(), Type.Null()]) }),
     images: Type.Object({
       project_thumb: Type.Object({ status: Type.String(), name: Type.String(), s3_key: NullableString, s3_bucket: NullableString }),
       reflectance: Type.Array(Type.Unknown()),
     }),
-    map: Type.Object({ layers: Type.Array(Type.Unknown()), bounds: Type.Union([Type.Object({ sw: Type.Array(Type.Number()), ne: Type.Array(Type.Number()) }), Type.Null()]) }),
-    bundles: Type.Object({ inputs: Type.Object({ status: Type.String(), request_url: Type.String() }) }),
+    map: Type.Object({
+      layers: Type.Array(Type.Unknown()),
+      bounds: Type.Union([Type.Object({ sw: Type.Array(Type.Number()), ne: Type.Array(Type.Number()) }), Type.Null()], {
+        description: 'Extent of the geotagged images: [latitude, longitude] of the south-west and north-east corners.',
+      }),
+    }),
+    bundles: Type.Object({ inputs: BundleState }),
     reports: Type.Record(Type.String(), Type.Unknown()),
   }),
 });
 
 export const CreateProjectBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
-  coordinate_system: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  project_group_id: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+  coordinate_system: Type.Optional(
+    Type.Union([Type.String({ maxLength: 50000 }), Type.Null()], {
+      description: 'Output system: OGC WKT (WKT1 or WKT2) of an EPSG-registered system. Default: WGS 84 / UTM of the images + EGM96 height.',
+    }),
+  ),
+  geoid_model: Type.Optional(
+    Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Null()], {
+      description: 'Geoid model of the vertical output (e.g. EGM2008 or a PROJ grid name); needs a vertical component in coordinate_system.',
+    }),
+  ),
+  geoid_height: Type.Optional(
+    Type.Union([Type.Number({ minimum: -200, maximum: 200 }), Type.Null()], {
+      description: 'Constant geoid height above the ellipsoid, metres; needs a vertical component and excludes a geoid model.',
+    }),
+  ),
+  project_group_id: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 2147483647 }), Type.Null()])),
+});
+
+export const LegacyMoveBody = Type.Object({
+  project_group_id: Type.Union([Type.Integer({ minimum: 1, maximum: 2147483647 }), Type.Null()], {
+    description: 'Target project group, or null for the organization root.',
+  }),
 });
 
 export const StorageCredentials = StorageCredentialsSchema;
@@ -98,6 +152,7 @@ export const OutputsResponse = Type.Object({
       s3_key: NullableString,
       s3_bucket: NullableString,
       s3_region: NullableString,
+      url: Type.Union([Type.String(), Type.Null()], { description: 'Presigned download URL of a done output.' }),
       note: NullableString,
     }),
   ),
@@ -117,3 +172,85 @@ export const ProjectGroup = Type.Object({
   project_ids: Type.Array(Type.Integer()),
   created_at: Type.String({ format: 'date-time' }),
 });
+
+export const Folder = Type.Object({
+  id: Type.Integer(),
+  uuid: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  parent_uuid: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  organization_uuid: Type.String({ format: 'uuid' }),
+  project_ids: Type.Array(Type.Integer()),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+export const CreateFolderBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  parent_uuid: Type.Optional(Type.Union([Type.String({ format: 'uuid' }), Type.Null()])),
+});
+
+export const MoveBatchBody = Type.Object({
+  owner_uuid: Type.String({ format: 'uuid', description: "The caller's organization." }),
+  source_nodes: Type.Array(Type.Object({ type: Type.String({ description: 'project' }), uuid: Type.String({ format: 'uuid' }) }), {
+    minItems: 1,
+    maxItems: 1000,
+  }),
+  target_type: Type.Union([Type.Literal('project_group'), Type.Literal('organization'), Type.Literal('folder')]),
+  target_uuid: Type.String({ format: 'uuid' }),
+});
+export const MoveBatchResult = Type.Object({ moved: Type.Integer() });
+
+const Finite = (description?: string) => Type.Number({ minimum: -1e12, maximum: 1e12, ...(description ? { description } : {}) });
+
+export const GcpRecord = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  point_type: Type.String({ description: 'GCP or CHECKPOINT (any case on input; upper case on output)' }),
+  x: Finite('In the project coordinate system, first axis.'),
+  y: Finite('In the project coordinate system, second axis.'),
+  z: Finite(),
+  xy_accuracy: Type.Number({ exclusiveMinimum: 0, maximum: 1e6 }),
+  z_accuracy: Type.Number({ exclusiveMinimum: 0, maximum: 1e6 }),
+});
+export const GcpInput = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' }),
+  point_type: Type.Optional(Type.String({ maxLength: 32, description: 'GCP (default) or CHECKPOINT, any case.' })),
+  x: Finite(),
+  y: Finite(),
+  z: Finite(),
+  xy_accuracy: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e6, description: 'Metres; default 0.02.' })),
+  z_accuracy: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e6, description: 'Metres; default 0.02.' })),
+});
+export const GcpsBody = Type.Object({ gcps: Type.Array(GcpInput, { minItems: 1, maxItems: 10000 }) });
+export const GcpsResult = Type.Object({ gcps: Type.Array(GcpRecord) });
+
+export const MtpRecord = Type.Object({ name: Type.String(), is_checkpoint: Type.Boolean() });
+export const MtpsBody = Type.Object({
+  mtps: Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' }), is_checkpoint: Type.Optional(Type.Boolean()) }), {
+    minItems: 1,
+    maxItems: 10000,
+  }),
+});
+export const MtpsResult = Type.Object({ mtps: Type.Array(MtpRecord) });
+
+export const MarkRecord = Type.Object({
+  gcp: Type.String({ description: 'Name of a registered GCP or MTP.' }),
+  photo: Type.String({ description: 'Storage key of a registered input image.' }),
+  x: Type.Number({ description: 'Pixel column, 0 <= x < width.' }),
+  y: Type.Number({ description: 'Pixel row, 0 <= y < height.' }),
+});
+export const MarksBody = Type.Object({
+  marks: Type.Array(
+    Type.Object({
+      gcp: Type.String({ minLength: 1, maxLength: 255 }),
+      photo: Type.String({ minLength: 1, maxLength: 1024 }),
+      x: Finite(),
+      y: Finite(),
+    }),
+    { minItems: 1, maxItems: 100000 },
+  ),
+});
+export const MarksResult = Type.Object({ marks: Type.Array(MarkRecord) });
+export const ControlPointsResult = Type.Object({ gcps: Type.Array(GcpRecord), mtps: Type.Array(MtpRecord), marks: Type.Array(MarkRecord) });
+
+export const PageEnvelope = <T extends TSchema>(item: T) =>
+  Type.Object({ count: Type.Integer(), next: NullableString, previous: NullableString, results: Type.Array(item) });
+export const ListOf = <T extends TSchema>(item: T) => Type.Union([Type.Array(item), PageEnvelope(item)]);

@@ -1,5 +1,6 @@
 // Kysely row types of schema `cloud` (see cloud.migrations.ts).
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { OutputCoordinateSystem } from './coordinate-systems/crs.ts';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
@@ -21,8 +22,23 @@ export interface CloudTables {
     organization_id: number;
     created_at: Generated<Date>;
   };
+  'cloud.folders': {
+    id: Generated<number>;
+    uuid: string;
+    name: string;
+    organization_id: number;
+    parent_id: number | null;
+    created_at: Generated<Date>;
+  };
   'cloud.projects': ProjectsTable;
-  'cloud.project_inputs': { project_id: number; key: string; size: number; created_at: Generated<Date> };
+  'cloud.project_inputs': {
+    project_id: number;
+    key: string;
+    size: number;
+    /** Cached image analysis (see processing/input-analysis.ts); null until read. */
+    analysis: ColumnType<StoredAnalysis | null, string | null | undefined, string | null>;
+    created_at: Generated<Date>;
+  };
   'cloud.project_outputs': {
     id: Generated<number>;
     project_id: number;
@@ -32,7 +48,46 @@ export interface CloudTables {
     s3_key: string | null;
     note: string | null;
     created_at: Generated<Date>;
+    updated_at: Generated<Date>;
   };
+  'cloud.project_gcps': {
+    project_id: number;
+    name: string;
+    point_type: string;
+    x: number;
+    y: number;
+    z: number;
+    xy_accuracy: number;
+    z_accuracy: number;
+    created_at: Generated<Date>;
+  };
+  'cloud.project_mtps': { project_id: number; name: string; is_checkpoint: boolean; created_at: Generated<Date> };
+  'cloud.project_marks': { project_id: number; point_name: string; photo: string; x: number; y: number; created_at: Generated<Date> };
+}
+
+/** What is cached of one input's image analysis (ImageMetadata with its date as an ISO string). */
+export type StoredAnalysis =
+  | {
+      ok: true;
+      width: number;
+      height: number;
+      latitude: number | null;
+      longitude: number | null;
+      altitude: number | null;
+      make: string | null;
+      model: string | null;
+      focal_length_35mm: number | null;
+      captured_at: string | null;
+      quaternion: number[] | null;
+      format: string;
+    }
+  | { ok: false; reason: string };
+
+export interface MapBounds {
+  /** [latitude, longitude] of the south-west corner. */
+  sw: [number, number];
+  /** [latitude, longitude] of the north-east corner. */
+  ne: [number, number];
 }
 
 export interface ProjectsTable {
@@ -51,6 +106,15 @@ export interface ProjectsTable {
   error_reason: Generated<string>;
   tags: ColumnType<string[], string | undefined, string>;
   engine: string | null;
+  /** The pipeline processing chose: nadir, oblique, building or mobile. */
+  pipeline: string | null;
+  folder_id: number | null;
+  geoid_model: string | null;
+  geoid_height: number | null;
+  /** OutputCoordinateSystem (coordinate-systems/crs.ts), recorded when processing resolved it. */
+  output_crs: ColumnType<OutputCoordinateSystem | null, string | null | undefined, string | null>;
+  is_geolocalized: Generated<boolean>;
+  map_bounds: ColumnType<MapBounds | null, string | null | undefined, string | null>;
   image_count: Generated<number>;
   bucket_name: string;
   s3_base_path: string;

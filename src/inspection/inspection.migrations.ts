@@ -132,4 +132,87 @@ export const inspectionMigrations: MigrationSet = {
       );
     },
   },
+  // Issue 4: annotations, measurements, inventory items, inputs ZIP and report state, retries.
+  '0002_annotations_measurements_reports': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        alter table inspection.inspections add column annotation_seq integer not null default 0;
+        alter table inspection.inspections add column inputs_zip_status text not null default 'none';
+        alter table inspection.inspections add column inputs_zip_key text;
+        alter table inspection.inspections add column inputs_zip_requested_at timestamptz;
+        alter table inspection.inspections add column report_options jsonb;
+        alter table inspection.inspections add column report_pdf_key text;
+        alter table inspection.inspections add column report_json_key text;
+        alter table inspection.inspections add column report_requested_at timestamptz;
+        alter table inspection.inspections add column report_error text;
+        create index inspections_retry_of on inspection.inspections (retry_of) where deleted_at is null;
+        create table inspection.annotations (
+          id serial primary key,
+          inspection_id integer not null references inspection.inspections(id) on delete cascade,
+          user_id integer not null references inspection.users(id),
+          number integer not null,
+          type text not null,
+          name text,
+          data jsonb not null,
+          severity_level integer not null default 0 check (severity_level between 0 and 5),
+          description text,
+          photo_id integer not null,
+          coords_3d jsonb,
+          public boolean not null default false,
+          is_visible boolean not null default true,
+          created_at timestamptz not null default now(),
+          updated_at timestamptz not null default now(),
+          unique (inspection_id, number)
+        );
+        create index annotations_user_type on inspection.annotations (user_id, type);
+        create table inspection.measurements (
+          id uuid primary key,
+          seq serial not null,
+          inspection_id integer not null references inspection.inspections(id) on delete cascade,
+          user_id integer not null references inspection.users(id),
+          properties jsonb not null,
+          tags jsonb not null,
+          geometry jsonb not null,
+          extension jsonb not null default '{}',
+          created_at timestamptz not null default now(),
+          updated_at timestamptz not null default now()
+        );
+        create index measurements_inspection on inspection.measurements (inspection_id, seq);
+        create table inspection.inventory_items (
+          id serial primary key,
+          inspection_id integer not null references inspection.inspections(id) on delete cascade,
+          number integer not null,
+          name text not null default '',
+          model_name text not null default '',
+          weight text not null default '',
+          urls jsonb not null default '{}',
+          photo_id integer,
+          point_of_view jsonb not null default '[]',
+          coords_2d jsonb not null default '{}',
+          photo_projection jsonb not null default '{}',
+          coords_3d jsonb not null default '[]',
+          public boolean not null default false,
+          visible boolean not null default true,
+          device_status text not null default '',
+          source text not null default '',
+          model_type text not null,
+          offset_xyz jsonb not null default '{}',
+          plumb double precision,
+          azimuth double precision,
+          downtilt double precision,
+          height double precision,
+          width double precision,
+          depth double precision,
+          custom_fields jsonb not null default '[]',
+          template integer,
+          created_at timestamptz not null default now(),
+          updated_at timestamptz not null default now()
+        );
+        create index inventory_items_inspection on inspection.inventory_items (inspection_id)
+      `,
+      );
+    },
+  },
 };

@@ -1,10 +1,13 @@
 // Wires the inspection service: its services over its own schema, its client of the cloud
-// service (HTTP only), its job handlers and its HTTP server. Nothing here reads the cloud's tables.
+// service (HTTP only), the object store for its own files and the inputs it reads, its mailer,
+// its job handlers and its HTTP server. Nothing here reads the cloud's tables.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../infra/database/database.ts';
 import { migrateSchema } from '../infra/database/migrate.ts';
 import type { JobHandlers, JobQueue } from '../infra/jobs/job-queue.ts';
+import type { ObjectStore } from '../infra/storage/object-store.ts';
+import type { Mailer } from '../infra/mail/mailer.ts';
 import { createHttpServer, type HttpServer } from '../infra/http/http-server.ts';
 import { inspectionMigrations } from './inspection.migrations.ts';
 import type { InspectionTables } from './inspection.tables.ts';
@@ -17,16 +20,39 @@ import { InspectionService } from './inspections/inspection.service.ts';
 import { InspectionPipeline } from './pipeline/inspection-pipeline.ts';
 import { registerInspectionRoutes } from './inspection.routes.ts';
 import { AccountAdmin } from './auth/account-admin.ts';
+import { NotificationService } from './notifications/notification.service.ts';
+import { DeletionService } from './deletion/deletion.service.ts';
+import { RetryService } from './retries/retry.service.ts';
+import { AnnotationService } from './annotations/annotation.service.ts';
+import { noPointCloudLocator } from './annotations/coords-3d.ts';
+import { MeasurementService } from './measurements/measurement.service.ts';
+import { ExtrasService } from './extras/extras.service.ts';
+import { OutputService } from './outputs/output.service.ts';
+import { InventoryService } from './inventory/inventory.service.ts';
+import { InputsZipService } from './inputs/inputs-zip.service.ts';
+import { ReportService } from './reports/report.service.ts';
+import type { FileStore } from './storage/inspection-files.ts';
 
 export interface InspectionModuleOptions {
   database: Database;
   jobs: JobQueue;
   logger: Logger;
+  /** The shared object store: inputs are read from it, the service's own files written to it. */
+  store: ObjectStore;
+  /** Bucket of the service's own files (inputs ZIPs, reports). */
+  bucket: string;
+  mailer: Mailer;
   tokenSigningKey: Uint8Array;
   tokenTtlSeconds: number;
   cloudUrl: () => string;
   cloudClientId: string;
   cloudClientSecret: string;
+}
+
+export interface ServerErrorRecord {
+  method: string;
+  url: string;
+  statusCode: number;
 }
 
 export class InspectionModule {
@@ -38,10 +64,24 @@ export class InspectionModule {
   readonly inspections: InspectionService;
   readonly pipeline: InspectionPipeline;
   readonly accounts: AccountAdmin;
+  readonly notifications: NotificationService;
+  readonly deletion: DeletionService;
+  readonly retries: RetryService;
+  readonly annotations: AnnotationService;
+  readonly measurements: MeasurementService;
+  readonly extras: ExtrasService;
+  readonly outputs: OutputService;
+  readonly inventory: InventoryService;
+  readonly inputs: InputsZipService;
+  readonly reports: ReportService;
+  /** 5xx answers of the HTTP server (the last 100): none should ever be caused by a client. */
+  readonly serverErrors: ServerErrorRecord[] = [];
 
   constructor(private readonly options: InspectionModuleOptions) {
     this.db = options.database.db as Kysely<InspectionTables>;
     const logger = options.logger.child({ service: 'inspection' });
+    const jobs = options.jobs;
+    const files: FileStore = { store: options.store, bucket: options.bucket };
     this.auth = new AuthService(this.db, options.tokenSigningKey, options.tokenTtlSeconds);
     this.cloud = new CloudClient({
       baseUrl: options.cloudUrl,
@@ -49,16 +89,31 @@ export class InspectionModule {
       clientSecret: options.cloudClientSecret,
       userAgent: 'inspection-service/0.1',
     });
+    this.notifications = new NotificationService(jobs);
     this.assets = new AssetService(this.db, this.cloud);
     this.allowance = new AllowanceService(this.db);
-    this.inspections = new InspectionService(this.db, this.cloud, this.assets, this.allowance, options.jobs);
-    this.pipeline = new InspectionPipeline(this.db, this.cloud, options.jobs, logger);
+    this.inspections = new InspectionService(this.db, this.cloud, this.assets, this.allowance, jobs, this.notifications);
+    this.pipeline = new InspectionPipeline(this.db, this.cloud, jobs, logger);
     this.accounts = new AccountAdmin(this.db);
+    this.deletion = new DeletionService(this.db, this.inspections, this.assets, this.cloud, jobs, files, logger);
+    this.retries = new RetryService(this.db, this.cloud, this.inspections, this.allowance, jobs, options.store, logger);
+    this.annotations = new AnnotationService(this.db, this.inspections, noPointCloudLocator);
+    this.measurements = new MeasurementService(this.db, this.inspections);
+    this.extras = new ExtrasService(this.db, this.inspections);
+    this.outputs = new OutputService(this.inspections, this.cloud, files);
+    this.inventory = new InventoryService(this.db, this.inspections);
+    this.inputs = new InputsZipService(this.db, this.inspections, this.cloud, files, jobs, this.notifications, logger);
+    this.reports = new ReportService(this.db, this.inspections, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger);
     const handlers: JobHandlers<InspectionJobs> = {
       'inspection.analyze-images': { handler: ({ inspectionId }) => this.pipeline.analyzeImages(inspectionId), concurrency: 2 },
       'inspection.track-photogrammetry': { handler: ({ inspectionId }) => this.pipeline.trackPhotogrammetry(inspectionId), concurrency: 4 },
+      'inspection.prepare-retry': { handler: ({ inspectionId }) => this.retries.prepare(inspectionId), concurrency: 2 },
+      'inspection.build-inputs-zip': { handler: ({ inspectionId }) => this.inputs.build(inspectionId), concurrency: 1, expireInSeconds: 6 * 3600 },
+      'inspection.build-report': { handler: ({ inspectionId }) => this.reports.build(inspectionId), concurrency: 1 },
+      'inspection.send-email': { handler: (message) => options.mailer.send(message), concurrency: 2, retryLimit: 10, retryDelaySeconds: 30 },
+      'inspection.delete-resources': { handler: (payload) => this.deletion.deleteResources(payload), concurrency: 2 },
     };
-    options.jobs.register(handlers);
+    jobs.register(handlers);
   }
 
   migrate(): Promise<void> {
@@ -69,11 +124,32 @@ export class InspectionModule {
     const app = await createHttpServer({
       logger: this.options.logger.child({ service: 'inspection' }),
       title: 'Inspection service',
-      description: 'Assets, inspections, processing, cameras, allowance. See shared/spec/inspection-service.md.',
+      description:
+        'Assets, inspections, processing, cameras, annotations, measurements, reports, retries, allowance. See shared/spec/inspection-service.md and CONTRACT.md section 2. Lists answer a plain array, or the envelope {count, next, previous, results} when `page` and/or `page_size` (at most 1000) are given.',
       version: '1',
       openapiPath: '/v1/openapi.json',
     });
-    await registerInspectionRoutes(app, { auth: this.auth, assets: this.assets, inspections: this.inspections, allowance: this.allowance });
+    app.addHook('onResponse', async (request, reply) => {
+      if (reply.statusCode >= 500) {
+        this.serverErrors.push({ method: request.method, url: request.url, statusCode: reply.statusCode });
+        if (this.serverErrors.length > 100) this.serverErrors.shift();
+      }
+    });
+    await registerInspectionRoutes(app, {
+      auth: this.auth,
+      assets: this.assets,
+      inspections: this.inspections,
+      allowance: this.allowance,
+      deletion: this.deletion,
+      retries: this.retries,
+      annotations: this.annotations,
+      measurements: this.measurements,
+      extras: this.extras,
+      outputs: this.outputs,
+      inventory: this.inventory,
+      inputs: this.inputs,
+      reports: this.reports,
+    });
     return app;
   }
 }

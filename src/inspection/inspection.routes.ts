@@ -1,14 +1,30 @@
-// HTTP routes of the inspection service (paths from CONTRACT section 2): bind the request, call
-// one service method. Every route but the token call needs X-Api-Key + Bearer token.
-import { Type } from 'typebox';
+// HTTP routes of the inspection service (paths from CONTRACT section 2). The token call is open;
+// everything else sits in one scope that authenticates first (X-Api-Key + Bearer token) and is
+// registered per resource from the resource folders. Routes bind the request and call one
+// service method.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { HttpServer } from '../infra/http/http-server.ts';
 import type { AuthContext, AuthService } from './auth/auth.service.ts';
 import type { AssetService } from './assets/asset.service.ts';
 import type { InspectionService } from './inspections/inspection.service.ts';
 import { accountOf, type AllowanceService } from './allowance/allowance.service.ts';
-import { mapAsset } from './assets/asset.mapper.ts';
-import { ADDITIONAL_STATUSES, STATUSES } from './inspections/statuses.ts';
+import type { DeletionService } from './deletion/deletion.service.ts';
+import type { RetryService } from './retries/retry.service.ts';
+import type { AnnotationService } from './annotations/annotation.service.ts';
+import type { MeasurementService } from './measurements/measurement.service.ts';
+import type { ExtrasService } from './extras/extras.service.ts';
+import type { OutputService } from './outputs/output.service.ts';
+import type { InventoryService } from './inventory/inventory.service.ts';
+import type { InputsZipService } from './inputs/inputs-zip.service.ts';
+import type { ReportService } from './reports/report.service.ts';
+import { ListOf, respondList } from './http/lists.ts';
+import { registerAssetRoutes } from './assets/asset.routes.ts';
+import { registerInspectionCrudRoutes } from './inspections/inspection.routes.ts';
+import { registerInspectionDataRoutes } from './inspections/inspection-data.routes.ts';
+import { registerAnnotationRoutes } from './annotations/annotation.routes.ts';
+import { registerMeasurementRoutes } from './measurements/measurement.routes.ts';
+import { registerRetryRoutes } from './retries/retry.routes.ts';
+import { registerReportRoutes } from './reports/report.routes.ts';
 import * as S from './inspection.schemas.ts';
 
 declare module 'fastify' {
@@ -22,6 +38,15 @@ export interface InspectionRouteDeps {
   assets: AssetService;
   inspections: InspectionService;
   allowance: AllowanceService;
+  deletion: DeletionService;
+  retries: RetryService;
+  annotations: AnnotationService;
+  measurements: MeasurementService;
+  extras: ExtrasService;
+  outputs: OutputService;
+  inventory: InventoryService;
+  inputs: InputsZipService;
+  reports: ReportService;
 }
 
 const errors = S.errorResponses;
@@ -42,91 +67,28 @@ export async function registerInspectionRoutes(app: HttpServer, deps: Inspection
     const account = (auth: AuthContext) => accountOf({ organization_id: auth.organization?.id ?? null, user_id: auth.userId });
 
     // Allowance
-    r.get('/v1/allowance/types/', { schema: { tags: ['allowance'], headers: S.AuthHeaders, response: { 200: Type.Array(S.AllowanceType), ...errors } } }, async () =>
-      deps.allowance.types(),
-    );
-    r.get('/v1/allowance/', { schema: { tags: ['allowance'], headers: S.AuthHeaders, response: { 200: Type.Array(S.AllowanceBalance), ...errors } } }, async (request) =>
-      deps.allowance.balances(account(request.auth)),
-    );
-    r.get('/v1/allowance/history/', { schema: { tags: ['allowance'], headers: S.AuthHeaders, response: { 200: Type.Array(S.AllowanceHistoryEntry), ...errors } } }, async (request) =>
-      deps.allowance.history(account(request.auth)),
-    );
-
-    // Assets
-    r.get('/v1/assets/types/', { schema: { tags: ['assets'], headers: S.AuthHeaders, response: { 200: Type.Array(S.AssetTypeRecord), ...errors } } }, async () =>
-      deps.assets.types(),
-    );
-    r.get('/v1/assets/', { schema: { tags: ['assets'], headers: S.AuthHeaders, querystring: S.SearchQuery, response: { 200: Type.Array(S.Asset), ...errors } } }, async (request) => {
-      const rows = await deps.assets.list(request.auth, request.query.search);
-      const inspections = await deps.assets.inspectionIds(rows.map((a) => a.id));
-      return rows.map((a) => mapAsset(a, inspections.get(a.id) ?? []));
-    });
-    r.post('/v1/assets/', { schema: { tags: ['assets'], headers: S.AuthHeaders, body: S.AssetBody, response: { 201: S.Asset, ...errors } } }, async (request, reply) => {
-      const asset = await deps.assets.create(request.auth, request.body);
-      reply.status(201);
-      return mapAsset(asset, []);
-    });
-    r.get('/v1/assets/:id/', { schema: { tags: ['assets'], headers: S.AuthHeaders, params: S.IdParams, response: { 200: S.Asset, ...errors } } }, async (request) => {
-      const asset = await deps.assets.require(request.auth, request.params.id);
-      return mapAsset(asset, (await deps.assets.inspectionIds([asset.id])).get(asset.id) ?? []);
-    });
-
-    // Inspections
-    r.get('/v1/inspections/statuses/', { schema: { tags: ['inspections'], headers: S.AuthHeaders, response: { 200: Type.Array(S.StatusRecord), ...errors } } }, async () => STATUSES);
-    r.get('/v1/inspections/additional_statuses/', { schema: { tags: ['inspections'], headers: S.AuthHeaders, response: { 200: Type.Array(S.StatusRecord), ...errors } } }, async () =>
-      ADDITIONAL_STATUSES,
-    );
-    r.get('/v1/inspections/', { schema: { tags: ['inspections'], headers: S.AuthHeaders, response: { 200: Type.Array(S.Inspection), ...errors } } }, async (request) =>
-      deps.inspections.list(request.auth),
-    );
-    r.post(
-      '/v1/inspections',
-      { schema: { tags: ['inspections'], headers: S.AuthHeaders, body: S.CreateInspectionBody, response: { 201: S.Inspection, ...errors } } },
-      async (request, reply) => {
-        const { asset, ...rest } = request.body;
-        const created = await deps.inspections.create(request.auth, {
-          ...rest,
-          asset: typeof asset === 'number' ? asset : undefined,
-          asset_data: typeof asset === 'object' ? asset : undefined,
-          inspection_date: rest.inspection_date ? new Date(rest.inspection_date.replace(' ', 'T') + (/[zZ]|[+-]\d{2}:?\d{2}$/.test(rest.inspection_date) ? '' : 'Z')).toISOString() : rest.inspection_date,
-        });
-        reply.status(201);
-        return created;
-      },
-    );
-    r.get('/v1/inspections/:id/', { schema: { tags: ['inspections'], headers: S.AuthHeaders, params: S.IdParams, response: { 200: S.Inspection, ...errors } } }, async (request) =>
-      deps.inspections.get(request.auth, request.params.id),
+    r.get(
+      '/v1/allowance/types/',
+      { schema: { tags: ['allowance'], headers: S.AuthHeaders, querystring: S.PageQuery, response: { 200: ListOf(S.AllowanceType), ...errors } } },
+      async (request) => respondList(request, request.query, await deps.allowance.types()),
     );
     r.get(
-      '/v1/inspections/:id/s3_credentials/',
-      { schema: { tags: ['uploads'], headers: S.AuthHeaders, params: S.IdParams, response: { 200: S.StorageCredentials, ...errors } } },
-      async (request) => deps.inspections.storageCredentials(request.auth, request.params.id),
-    );
-    r.post(
-      '/v1/inspections/:id/register_images/',
-      { schema: { tags: ['uploads'], headers: S.AuthHeaders, params: S.IdParams, body: S.RegisterImagesBody, response: { 200: S.RegisterResult, ...errors } } },
-      async (request) => deps.inspections.registerImages(request.auth, request.params.id, request.body.image_keys),
-    );
-    r.post(
-      '/v1/inspections/:id/process/',
-      {
-        schema: {
-          tags: ['processing'],
-          headers: S.AuthHeaders,
-          params: S.IdParams,
-          body: Type.Optional(Type.Union([Type.Object({}), Type.Null()])),
-          response: { 202: S.Inspection, ...errors },
-        },
-      },
-      async (request, reply) => {
-        reply.status(202);
-        return deps.inspections.process(request.auth, request.params.id);
-      },
+      '/v1/allowance/',
+      { schema: { tags: ['allowance'], headers: S.AuthHeaders, querystring: S.PageQuery, response: { 200: ListOf(S.AllowanceBalance), ...errors } } },
+      async (request) => respondList(request, request.query, await deps.allowance.balances(account(request.auth))),
     );
     r.get(
-      '/v1/inspections/:id/cameras/',
-      { schema: { tags: ['processing'], headers: S.AuthHeaders, params: S.IdParams, response: { 200: Type.Array(S.Camera), ...errors } } },
-      async (request) => deps.inspections.cameras(request.auth, request.params.id),
+      '/v1/allowance/history/',
+      { schema: { tags: ['allowance'], headers: S.AuthHeaders, querystring: S.PageQuery, response: { 200: ListOf(S.AllowanceHistoryEntry), ...errors } } },
+      async (request) => respondList(request, request.query, await deps.allowance.history(account(request.auth))),
     );
+
+    registerAssetRoutes(r, deps);
+    registerInspectionCrudRoutes(r, deps);
+    registerInspectionDataRoutes(r, deps);
+    registerRetryRoutes(r, deps);
+    registerReportRoutes(r, deps);
+    registerAnnotationRoutes(r, deps);
+    registerMeasurementRoutes(r, deps);
   });
 }

@@ -1,11 +1,15 @@
 // TypeBox schemas of the inspection API's requests and responses (they also make its OpenAPI document).
 import { Type } from 'typebox';
 import { StorageCredentialsSchema } from '../shared/schemas/storage-credentials.ts';
+import { InspectionDate } from './inspections/inspection-date.ts';
+import { PageQuery } from './http/lists.ts';
+import { Nullable } from './http/nullable.ts';
 
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
 export const ErrorBody = Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true });
 export const FieldErrorsBody = Type.Record(Type.String(), Type.Unknown(), { description: 'Field name -> list of messages' });
 export const errorResponses = { 400: FieldErrorsBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody };
+export const NoContent = Type.Null({ description: 'No body' });
 
 export const AuthHeaders = Type.Object({
   'x-api-key': Type.Optional(Type.String({ description: 'API key of the application (required)' })),
@@ -33,18 +37,24 @@ export const AllowanceHistoryEntry = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
 });
 
-const NullableString = Type.Union([Type.String(), Type.Null()]);
+const NullableString = Nullable(Type.String());
 /** Decimal degrees with at most 8 decimals, as a string or a number. */
 const Coordinate = (max: number) =>
-  Type.Union([Type.String({ pattern: '^-?\\d{1,3}(\\.\\d{1,8})?$' }), Type.Number({ minimum: -max, maximum: max, multipleOf: 1e-8 }), Type.Null()]);
+  Type.Union([Nullable(Type.String({ pattern: '^-?\\d{1,3}(\\.\\d{1,8})?$' })), Type.Number({ minimum: -max, maximum: max, multipleOf: 1e-8 })]);
 
-export const AssetBody = Type.Object({
+const assetFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
-  type: Type.Integer({ minimum: 1, maximum: 13 }),
+  type: Type.Integer({ minimum: 1, maximum: 13, description: 'See GET /v1/assets/types/' }),
   latitude: Type.Optional(Coordinate(90)),
   longitude: Type.Optional(Coordinate(180)),
   description: Type.Optional(NullableString),
-});
+};
+
+export const AssetBody = Type.Object(assetFields);
+/** PUT: `name` required, every field overwritten (latitude, longitude, description cleared when absent). */
+export const AssetPutBody = Type.Object({ ...assetFields, type: Type.Optional(assetFields.type) });
+/** PATCH: any subset. */
+export const AssetPatchBody = Type.Partial(Type.Object(assetFields));
 
 export const Asset = Type.Object({
   id: Type.Integer(),
@@ -78,17 +88,18 @@ export const ProcessingParameters = Type.Object(
   { additionalProperties: false },
 );
 
-const Point3 = Type.Union([Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), Type.Null()]);
+const Point3 = Type.Union([Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), Type.Null()], {
+  description: 'x, y, z in the output coordinate system of the inspection (extras), metres',
+});
+const ReportStatus = Type.Union([Type.Literal('not available'), Type.Literal('processing'), Type.Literal('available'), Type.Literal('error')]);
 
 export const CreateInspectionBody = Type.Object({
   asset: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), AssetBody])),
   new_asset: Type.Optional(Type.Boolean()),
   processing_parameters: Type.Optional(ProcessingParameters),
-  inspection_date: Type.Optional(
-    Type.Union([Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$' }), Type.Null()]),
-  ),
+  inspection_date: Type.Optional(InspectionDate),
   description: Type.Optional(NullableString),
-  name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+  name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
   processing_backend: Type.Optional(Type.Union([Type.Literal('mapper'), Type.Literal('vortex')])),
   app_source: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
 });
@@ -121,6 +132,74 @@ export const Inspection = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 });
 
+/** PUT and PATCH of an inspection: every field optional (the spec's update body has no required field). */
+export const UpdateInspectionBody = Type.Object({
+  status: Type.Optional(Type.Integer({ description: 'Any status of GET /v1/inspections/statuses/ (or a reserved one)' })),
+  additional_statuses: Type.Optional(
+    Type.Object(
+      {
+        inventory: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 10 }))),
+        rust: Type.Optional(Nullable(Type.Integer({ minimum: 11, maximum: 14 }))),
+      },
+      { additionalProperties: false, description: 'Merged into the current value' },
+    ),
+  ),
+  pcs_task_uuid: Type.Optional(Nullable(Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }))),
+  inspection_date: Type.Optional(InspectionDate),
+  description: Type.Optional(NullableString),
+  name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+  base_plate_location: Type.Optional(Point3),
+  top_point_location: Type.Optional(Point3),
+  base_plate_size: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
+  report_status: Type.Optional(ReportStatus),
+  processing_parameters: Type.Optional(ProcessingParameters),
+});
+
+export const SkipEmailQuery = Type.Object({ skip_email: Type.Optional(Type.Boolean({ description: 'true: no e-mail for this status change' })) });
+
+export const RetryBody = Type.Object({
+  inspection: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'The inspection to retry' }),
+  processing_parameters: Type.Optional(ProcessingParameters),
+  description: Type.Optional(NullableString),
+});
+
+export const Extras = Type.Object({ coordinate_system: Type.String(), offset_3d_xyz: Type.Array(Type.Number()) });
+export const Output = Type.Object({ output_type: Type.String(), url: Type.String() });
+export const InputsReady = Type.Object({ url: Type.String() });
+export const InputsPending = Type.Object({ detail: Type.String() });
+export const EmptyObject = Type.Object({});
+
+export const InventoryItem = Type.Object({
+  id: Type.Integer(),
+  number: Type.Integer(),
+  name: Type.String(),
+  model_name: Type.String(),
+  weight: Type.String(),
+  urls: Type.Record(Type.String(), Type.Unknown()),
+  photo_id: Type.Union([Type.Integer(), Type.Null()]),
+  point_of_view: Type.Array(Type.Unknown()),
+  coords_2d: Type.Record(Type.String(), Type.Unknown()),
+  photo_projection: Type.Record(Type.String(), Type.Unknown()),
+  coords_3d: Type.Array(Type.Unknown()),
+  public: Type.Boolean(),
+  visible: Type.Boolean(),
+  device_status: Type.String(),
+  source: Type.String(),
+  model_type: Type.String({ description: 'panel_antenna, microwave_antenna, ancillary_box, collinear_antenna, yagi_antenna or mount' }),
+  offset_xyz: Type.Record(Type.String(), Type.Unknown()),
+  plumb: Type.Union([Type.Number(), Type.Null()]),
+  azimuth: Type.Union([Type.Number(), Type.Null()]),
+  downtilt: Type.Union([Type.Number(), Type.Null()]),
+  height: Type.Union([Type.Number(), Type.Null()]),
+  width: Type.Union([Type.Number(), Type.Null()]),
+  depth: Type.Union([Type.Number(), Type.Null()]),
+  custom_fields: Type.Array(Type.Unknown()),
+  template: Type.Union([Type.Integer(), Type.Null()]),
+  inspection: Type.Integer(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
 export const StorageCredentials = StorageCredentialsSchema;
 
 export const RegisterImagesBody = Type.Object({
@@ -146,4 +225,5 @@ export const Camera = Type.Object({
   is_visible: Type.Boolean(),
 });
 
-export const SearchQuery = Type.Object({ search: Type.Optional(Type.String({ maxLength: 255 })) });
+export const SearchQuery = Type.Object({ ...PageQuery.properties, search: Type.Optional(Type.String({ maxLength: 255, description: 'Part of the name' })) });
+export { PageQuery };

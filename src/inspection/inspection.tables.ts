@@ -27,6 +27,9 @@ export interface InspectionTables {
   'inspection.inspections': InspectionsTable;
   'inspection.inspection_images': { inspection_id: number; key: string; registered_at: Generated<Date> };
   'inspection.cameras': CamerasTable;
+  'inspection.annotations': AnnotationsTable;
+  'inspection.measurements': MeasurementsTable;
+  'inspection.inventory_items': InventoryItemsTable;
 }
 
 export interface AssetsTable {
@@ -89,6 +92,111 @@ export interface InspectionsTable {
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   deleted_at: Timestamp | null;
+  /** Last annotation number handed out (numbers are 1, 2, 3... per inspection). */
+  annotation_seq: Generated<number>;
+  inputs_zip_status: Generated<BackgroundFileStatus>;
+  inputs_zip_key: string | null;
+  inputs_zip_requested_at: Timestamp | null;
+  report_options: Json<ReportOptions | null> | null;
+  report_pdf_key: string | null;
+  report_json_key: string | null;
+  report_requested_at: Timestamp | null;
+  report_error: string | null;
+}
+
+/** State of a file the service builds in the background (inputs ZIP). */
+export type BackgroundFileStatus = 'none' | 'processing' | 'available' | 'error';
+
+export interface ReportOptions {
+  include_email: boolean;
+  include_annotations: boolean;
+  include_polygon_measurements: boolean;
+  include_line_measurements: boolean;
+  include_inventory_items: boolean;
+  include_only_visible: boolean;
+  include_sharetoken: boolean;
+  include_2d_plans: boolean;
+  extra_remarks: string | null;
+}
+
+export interface Point3 {
+  x: number;
+  y: number;
+  z: number;
+}
+
+export interface AnnotationData {
+  coords_2d: [number, number][];
+  links?: { link: string; description: string }[];
+}
+
+export interface AnnotationsTable {
+  id: Generated<number>;
+  inspection_id: number;
+  user_id: number;
+  number: number;
+  type: string;
+  name: string | null;
+  data: Json<AnnotationData>;
+  severity_level: number;
+  description: string | null;
+  photo_id: number;
+  coords_3d: Json<Point3 | null> | null;
+  public: boolean;
+  is_visible: boolean;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface Geometry {
+  type: 'Point' | 'LineString' | 'Polygon';
+  coordinates: unknown;
+  bbox: number[];
+}
+
+export interface MeasurementsTable {
+  id: string;
+  /** Creation order. */
+  seq: Generated<number>;
+  inspection_id: number;
+  user_id: number;
+  properties: Json<Record<string, unknown>>;
+  tags: Json<string[]>;
+  geometry: Json<Geometry>;
+  extension: Json<Record<string, unknown>>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface InventoryItemsTable {
+  id: Generated<number>;
+  inspection_id: number;
+  number: number;
+  name: Generated<string>;
+  model_name: Generated<string>;
+  weight: Generated<string>;
+  urls: Json<Record<string, unknown>>;
+  photo_id: number | null;
+  point_of_view: Json<unknown[]>;
+  coords_2d: Json<Record<string, unknown>>;
+  photo_projection: Json<Record<string, unknown>>;
+  coords_3d: Json<unknown[]>;
+  public: Generated<boolean>;
+  visible: Generated<boolean>;
+  device_status: Generated<string>;
+  source: Generated<string>;
+  model_type: string;
+  offset_xyz: Json<Record<string, unknown>>;
+  plumb: number | null;
+  azimuth: number | null;
+  downtilt: number | null;
+  height: number | null;
+  width: number | null;
+  depth: number | null;
+  custom_fields: Json<unknown[]>;
+  template: number | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
 }
 
 export interface CamerasTable {
@@ -113,3 +221,6 @@ export interface CamerasTable {
 export type AssetRow = Selectable<AssetsTable>;
 export type InspectionRow = Selectable<InspectionsTable>;
 export type CameraRow = Selectable<CamerasTable>;
+export type AnnotationRow = Selectable<AnnotationsTable>;
+export type MeasurementRow = Selectable<MeasurementsTable>;
+export type InventoryItemRow = Selectable<InventoryItemsTable>;

@@ -3,6 +3,9 @@
 // it cannot produce. Engines: `exif` (no reconstruction, cameras as recorded; the default until the
 // COLMAP engine lands), later `colmap` (local) and `nodeodm` (NodeODM/ClusterODM over HTTP).
 import type { ObjectStore } from '../../infra/storage/object-store.ts';
+import type { OutputCoordinateSystem } from '../coordinate-systems/crs.ts';
+import type { ReadableImage } from './input-analysis.ts';
+import type { Pipeline } from './pipelines.ts';
 
 /** Output names of CONTRACT.md section 3. */
 export type OutputType =
@@ -14,7 +17,11 @@ export type OutputType =
   | 'calibrated_camera_parameters_json'
   | 'quality_report'
   | 'input_zip'
-  | 'project_thumb';
+  | 'project_thumb'
+  // Added by the colmap/nodeodm engines (documented in README "Photogrammetry engines"):
+  // the engine's full console log (text), and the point cloud as PLY beside the LAS.
+  | 'processing_log'
+  | 'point_cloud_ply';
 
 export interface EngineInput {
   projectId: number;
@@ -22,14 +29,26 @@ export interface EngineInput {
   bucket: string;
   /** Registered input keys with their sizes. */
   inputs: { key: string; size: number }[];
+  /** The inputs that are readable images, with their metadata (at least one). */
+  images: ReadableImage[];
   /** Where this run writes its outputs (a key prefix ending in '/'). */
   outputPrefix: string;
-  coordinateSystem: string | null;
+  /** The output coordinate system, already checked (crs.ts). */
+  outputCrs: OutputCoordinateSystem;
+  pipeline: Pipeline;
   tags: string[];
+  /** GCPs (x, y, z in the output system), MTPs and their marks (pixel coordinates in `photo`). */
+  controlPoints: ControlPoints;
   store: ObjectStore;
   /** Progress 0..100 (never goes backwards) with a human text for display_detailed_status. */
   reportProgress(percent: number, text: string): Promise<void>;
   signal: AbortSignal;
+}
+
+export interface ControlPoints {
+  gcps: { name: string; point_type: 'GCP' | 'CHECKPOINT'; x: number; y: number; z: number; xy_accuracy: number; z_accuracy: number }[];
+  mtps: { name: string; is_checkpoint: boolean }[];
+  marks: { gcp: string; photo: string; x: number; y: number }[];
 }
 
 export interface ProducedOutput {

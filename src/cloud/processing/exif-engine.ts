@@ -1,12 +1,15 @@
-// The `exif` engine: no photogrammetry at all. It reads each input's EXIF/XMP (position, size,
-// camera, gimbal orientation) and writes them as `calibrated_camera_parameters_json`, flagged
-// `"reconstructed": false` so nobody mistakes them for calibrated cameras. Point cloud, mesh, DSM
-// and orthophoto are listed as not available. It exists so that the whole flow runs on any
-// machine; the COLMAP and NodeODM engines do real reconstruction.
-import { analyzeImage, objectStoreRangeReader } from '../../shared/image-metadata/index.ts';
-import { EngineError, type EngineInput, type EngineResult, type PhotogrammetryEngine } from './engine.ts';
+// The `exif` engine: no photogrammetry at all. From each readable image's EXIF/XMP (read before the
+// engine runs, input-analysis.ts) it writes `calibrated_camera_parameters_json`, flagged
+// `"reconstructed": false` so nobody mistakes its cameras for calibrated ones, with each camera's
+// position also projected into the output coordinate system; and a `project_thumb` (a small JPEG
+// of the first image). Point cloud, mesh, DSM and orthophoto are listed as not available. It exists
+// so that the whole flow runs on any machine; the COLMAP and NodeODM engines do real reconstruction.
+import sharp from 'sharp';
+import { projectorFor } from '../coordinate-systems/crs.ts';
+import type { EngineInput, EngineResult, PhotogrammetryEngine } from './engine.ts';
 
 const NOT_RECONSTRUCTED = 'The exif engine does not reconstruct; use the colmap or nodeodm engine.';
+const THUMB_SIZE = 256;
 
 export class ExifEngine implements PhotogrammetryEngine {
   readonly name = 'exif';
@@ -16,44 +19,82 @@ export class ExifEngine implements PhotogrammetryEngine {
 
   async run(input: EngineInput): Promise<EngineResult> {
     const started = Date.now();
-    const cameras = [];
-    let done = 0;
-    for (const image of input.inputs) {
-      input.signal.throwIfAborted();
-      const analysis = await analyzeImage(objectStoreRangeReader(input.store, input.bucket, image.key), image.size);
-      done++;
-      if (analysis.ok) {
-        const m = analysis.metadata;
-        cameras.push({
-          key: image.key,
-          width: m.width,
-          height: m.height,
-          make: m.make,
-          model: m.model,
-          focal_length_35mm: m.focalLength35mm,
-          position: m.latitude === null || m.longitude === null ? null : { latitude: m.latitude, longitude: m.longitude, altitude: m.altitude },
-          quaternion: m.quaternion,
-        });
-      }
-      await input.reportProgress(Math.floor((done / input.inputs.length) * 90), `Reading camera metadata (${done}/${input.inputs.length})`);
-    }
-    if (cameras.length === 0) throw new EngineError(10601, 'None of the registered inputs is a readable image.');
-    const remaining = this.simulatedSeconds * 1000 - (Date.now() - started);
-    if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, remaining));
+    const project = projectorFor(input.outputCrs);
+    const cameras = input.images.map((image) => {
+      const position =
+        image.latitude === null || image.longitude === null ? null : { latitude: image.latitude, longitude: image.longitude, altitude: image.altitude };
+      const projected = position && project ? project(position.latitude, position.longitude) : null;
+      return {
+        key: image.key,
+        width: image.width,
+        height: image.height,
+        make: image.make,
+        model: image.model,
+        focal_length_35mm: image.focal_length_35mm,
+        captured_at: image.captured_at,
+        position,
+        // x, y in the output system's axis order and unit; z: the recorded altitude, not converted.
+        position_output_crs: projected ? { x: projected.x, y: projected.y, z: position!.altitude } : null,
+        quaternion: image.quaternion,
+      };
+    });
+    await input.reportProgress(40, `Reading camera metadata (${cameras.length}/${input.images.length})`);
+
     input.signal.throwIfAborted();
+    const thumbKey = `${input.outputPrefix}project_thumb.jpg`;
+    const thumb = await this.thumbnail(input, input.images[0].key);
+    if (thumb) await input.store.putObject(input.bucket, thumbKey, thumb, { contentType: 'image/jpeg' });
+    await input.reportProgress(70, 'Building the project thumbnail');
+
+    const remaining = this.simulatedSeconds * 1000 - (Date.now() - started);
+    if (remaining > 0) {
+      const steps = Math.max(1, Math.ceil(remaining / 500));
+      for (let step = 1; step <= steps; step++) {
+        await new Promise((resolve) => setTimeout(resolve, remaining / steps));
+        input.signal.throwIfAborted();
+        await input.reportProgress(70 + Math.floor((25 * step) / steps), 'Processing (simulated)');
+      }
+    }
 
     const key = `${input.outputPrefix}calibrated_camera_parameters.json`;
     const document = {
       engine: this.name,
       reconstructed: false,
       note: 'Positions and orientations as recorded by the camera (EXIF/XMP); no photogrammetry was run.',
+      pipeline: input.pipeline,
+      tags: input.tags,
+      output_coordinate_system: { name: input.outputCrs.name, wkt: input.outputCrs.wkt, axis_order: input.outputCrs.axis_order, unit: input.outputCrs.unit },
       cameras,
+      control_points: input.controlPoints,
     };
     await input.store.putObject(input.bucket, key, Buffer.from(JSON.stringify(document, null, 2)), { contentType: 'application/json' });
     await input.reportProgress(100, 'Done');
     return {
-      outputs: [{ outputType: 'calibrated_camera_parameters_json', resultType: 'file', key }],
-      notAvailable: (['point_cloud', '3d_mesh_obj_zip', 'dsm', 'ortho_rgb'] as const).map((outputType) => ({ outputType, reason: NOT_RECONSTRUCTED })),
+      outputs: [
+        { outputType: 'calibrated_camera_parameters_json', resultType: 'file', key },
+        ...(thumb ? [{ outputType: 'project_thumb' as const, resultType: 'file' as const, key: thumbKey }] : []),
+      ],
+      notAvailable: [
+        ...(['point_cloud', '3d_mesh_obj_zip', 'dsm', 'ortho_rgb'] as const).map((outputType) => ({ outputType, reason: NOT_RECONSTRUCTED })),
+        ...(thumb ? [] : [{ outputType: 'project_thumb' as const, reason: 'The first image could not be decoded.' }]),
+      ],
     };
+  }
+
+  /** A JPEG at most THUMB_SIZE pixels wide and high, upright; null when the image cannot be decoded. */
+  private async thumbnail(input: EngineInput, key: string): Promise<Buffer | null> {
+    const { body } = await input.store.getObject(input.bucket, key);
+    const transformer = sharp({ limitInputPixels: 400_000_000 })
+      .rotate()
+      .resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true })
+      .jpeg({ quality: 80 });
+    body.on('error', (err) => transformer.destroy(err));
+    body.pipe(transformer);
+    try {
+      return await transformer.toBuffer();
+    } catch {
+      body.destroy();
+      return null;
+    }
   }
 }

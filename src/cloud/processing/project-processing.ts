@@ -1,16 +1,32 @@
 // The processing of one project, as a durable job: WAITING -> PROCESSING -> DONE or ERROR.
-// Idempotent: a retry after a crash finds the project PROCESSING and runs the engine again from
-// the start into a fresh output folder; only the run that finishes records its outputs.
+// Stages (progress 0-100 in display_detailed_status):
+//   1. the requested output coordinate system's semantic rules (10611-10615, crs.ts);
+//   2. image metadata of every input, cached (0-30 %); none readable -> 10601;
+//   3. the output system (requested + EGM96, WGS 84 / UTM from the positions, or arbitrary), the
+//      pipeline (tags, or `mobile` detected from the images, pipelines.ts), map bounds, acquisition
+//      date and geolocation, recorded on the project;
+//   4. the engine (30-100 %), then its outputs and DONE.
+// Idempotent: a retry after a crash finds the project PROCESSING and runs again from the start into
+// a fresh output folder; only the run that finishes records its outputs.
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ObjectStore } from '../../infra/storage/object-store.ts';
+import type { MapBounds, ProjectRow } from '../cloud.tables.ts';
 import type { ProjectRepository } from '../projects/project.repository.ts';
 import { projectPaths } from '../projects/project.service.ts';
+import { checkOutputCrs, parseCoordinateSystem, resolveOutputCrs } from '../coordinate-systems/crs.ts';
+import type { ControlPointRepository } from '../control-points/control-point.repository.ts';
 import { EngineError, type PhotogrammetryEngine } from './engine.ts';
+import { readableImages, type InputAnalyzer, type ReadableImage } from './input-analysis.ts';
+import { choosePipeline } from './pipelines.ts';
+
+const ANALYSIS_SHARE = 30;
 
 export class ProjectProcessor {
   constructor(
     private readonly projects: ProjectRepository,
+    private readonly controlPoints: ControlPointRepository,
+    private readonly analyzer: InputAnalyzer,
     private readonly store: ObjectStore,
     private readonly engine: PhotogrammetryEngine,
     private readonly logger: Logger,
@@ -22,28 +38,56 @@ export class ProjectProcessor {
     const log = this.logger.child({ projectId, engine: this.engine.name });
     await this.projects.update(projectId, {
       public_status: 'PROCESSING',
-      detailed_status: 'Starting',
+      detailed_status: 'Checking the output coordinate system',
       progress: 0,
       processing_started_at: new Date(),
       engine: this.engine.name,
     });
     let progress = 0;
-    const inputs = await this.projects.listInputs(projectId);
+    const report = async (percent: number, text: string) => {
+      progress = Math.max(progress, Math.min(100, Math.round(percent))); // never backwards
+      await this.projects.update(projectId, { progress, detailed_status: text });
+    };
     try {
+      this.checkRequestedCrs(project);
+
+      const inputs = await this.projects.listInputs(projectId);
+      const analyses = await this.analyzer.analyze(projectId, project.bucket_name, inputs, (done, total) =>
+        report((done / total) * ANALYSIS_SHARE, `Reading image metadata (${done}/${total})`),
+      );
+      const images = readableImages(inputs, analyses);
+      if (images.length === 0) {
+        throw new EngineError(10601, `Input data not valid: none of the ${inputs.length} registered input(s) is a readable image (JPEG, PNG or TIFF).`);
+      }
+
+      const positions = images.filter((i) => i.latitude !== null && i.longitude !== null) as (ReadableImage & { latitude: number; longitude: number })[];
+      const resolved = resolveOutputCrs({ requested: project.coordinate_system, geoidModel: project.geoid_model, geoidHeight: project.geoid_height, positions });
+      if (!resolved.ok) throw new EngineError(resolved.code, resolved.reason);
+      const pipeline = choosePipeline(project.tags, images);
+      const captured = images.map((i) => i.captured_at).filter((d): d is string => d !== null).sort();
+      await this.projects.update(projectId, {
+        output_crs: JSON.stringify(resolved.crs),
+        pipeline,
+        is_geolocalized: positions.length > 0,
+        map_bounds: positions.length > 0 ? JSON.stringify(bounds(positions)) : null,
+        acquisition_date: captured[0] ? new Date(captured[0]) : null,
+      });
+      log.info({ pipeline, outputCrs: resolved.crs.name, images: images.length, inputs: inputs.length }, 'processing');
+
       const result = await this.engine.run({
         projectId,
         projectUuid: project.uuid,
         bucket: project.bucket_name,
-        inputs,
+        inputs: inputs.map(({ key, size }) => ({ key, size })),
+        images,
         outputPrefix: projectPaths.outputs(project.uuid, crypto.randomUUID()),
-        coordinateSystem: project.coordinate_system,
+        outputCrs: resolved.crs,
+        pipeline,
         tags: project.tags,
+        controlPoints: await this.controlPoints.all(projectId),
         store: this.store,
         signal: new AbortController().signal,
-        reportProgress: async (percent, text) => {
-          progress = Math.max(progress, Math.min(100, Math.round(percent))); // never backwards
-          await this.projects.update(projectId, { progress, detailed_status: text });
-        },
+        reportProgress: (percent, text) => report(ANALYSIS_SHARE + (percent * (100 - ANALYSIS_SHARE)) / 100, text),
       });
       await this.projects.db.transaction().execute(async (trx) => {
         await this.projects.replaceOutputs(
@@ -59,13 +103,40 @@ export class ProjectProcessor {
       log.info({ outputs: result.outputs.length }, 'project processed');
     } catch (err) {
       const failure = err instanceof EngineError ? err : new EngineError(10001, 'Unexpected error during processing.');
-      if (!(err instanceof EngineError)) log.error({ err }, 'engine crashed');
+      if (!(err instanceof EngineError)) log.error({ err }, 'processing crashed');
+      else log.info({ errorCode: failure.errorCode, reason: failure.reason }, 'processing failed');
       await this.projects.update(projectId, {
         public_status: 'ERROR',
         error_code: failure.errorCode,
         error_reason: failure.reason,
+        detailed_status: 'Failed',
         processing_ended_at: new Date(),
       });
     }
   }
+
+  /** The rules 10611-10615 on the system requested at creation (checked before reading any image). */
+  private checkRequestedCrs(project: ProjectRow): void {
+    if (!project.coordinate_system) {
+      if (project.geoid_model !== null || project.geoid_height !== null) {
+        // No system requested: the output is WGS 84 / UTM + EGM96 or arbitrary, chosen later; a
+        // geoid given alongside names no vertical component of the client's.
+        throw new EngineError(10614, 'A geoid model or geoid height is given but no coordinate_system with a vertical component. Remove it or add a vertical component.');
+      }
+      return;
+    }
+    const check = checkOutputCrs(parseCoordinateSystem(project.coordinate_system), { geoidModel: project.geoid_model, geoidHeight: project.geoid_height });
+    if (!check.ok) throw new EngineError(check.code, check.reason);
+  }
+}
+
+function bounds(positions: { latitude: number; longitude: number }[]): MapBounds {
+  let [south, west, north, east] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const p of positions) {
+    south = Math.min(south, p.latitude);
+    north = Math.max(north, p.latitude);
+    west = Math.min(west, p.longitude);
+    east = Math.max(east, p.longitude);
+  }
+  return { sw: [south, west], ne: [north, east] };
 }

@@ -8,9 +8,10 @@ const MODIFIERS = ['flat'] as const;
 
 export function resolveTags(raw: unknown): string[] {
   if (raw === undefined || raw === null || raw === '') return ['nadir'];
-  const list = typeof raw === 'string' ? raw.split(',') : raw;
+  const list = typeof raw === 'string' ? [raw] : raw;
   if (!Array.isArray(list) || list.some((t) => typeof t !== 'string')) throw ValidationError.field('tags', 'Expected a list of strings.');
-  const tags = [...new Set(list.map((t: string) => t.trim().toLowerCase()).filter(Boolean))];
+  // A form sends `tags=nadir,flat` or `tags=nadir&tags=flat`: commas separate tags in either.
+  const tags = [...new Set(list.flatMap((t: string) => t.split(',')).map((t) => t.trim().toLowerCase()).filter(Boolean))];
   const unknown = tags.filter((t) => !(PIPELINES as readonly string[]).includes(t) && !(MODIFIERS as readonly string[]).includes(t));
   if (unknown.length) throw ValidationError.field('tags', `Unknown tag(s): ${unknown.join(', ')}. Known: ${[...PIPELINES, ...MODIFIERS].join(', ')}.`);
   const pipelines = tags.filter((t) => (PIPELINES as readonly string[]).includes(t));

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { CloudTables } from '../cloud.tables.ts';
 import type { CloudPrincipal } from '../auth/oauth.service.ts';
-import { notFound } from '../../infra/http/errors.ts';
+import { conflict, notFound } from '../../infra/http/errors.ts';
 
 type GroupRow = Selectable<CloudTables['cloud.project_groups']>;
 
@@ -28,6 +28,15 @@ export class ProjectGroupService {
       .executeTakeFirst();
     if (!row) throw notFound('Project group');
     return this.map(row, principal, await this.projectIds([row.id]));
+  }
+
+  /** Deletes an empty group (the inspection service does this when an asset is deleted); 409 while it holds projects. */
+  async remove(principal: CloudPrincipal, id: number): Promise<void> {
+    const group = await this.get(principal, id);
+    if (group.project_ids.length > 0) {
+      throw conflict(`The project group still holds ${group.project_ids.length} project(s); delete or move them first.`);
+    }
+    await this.db.deleteFrom('cloud.project_groups').where('id', '=', id).where('organization_id', '=', principal.organizationId).execute();
   }
 
   async list(principal: CloudPrincipal) {

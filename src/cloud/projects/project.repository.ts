@@ -1,6 +1,8 @@
 // All SQL of cloud projects, their inputs and outputs.
-import type { Kysely, Transaction, Updateable } from 'kysely';
-import type { CloudTables, ProjectRow, ProjectsTable } from '../cloud.tables.ts';
+import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { CloudTables, ProjectRow, ProjectsTable, StoredAnalysis } from '../cloud.tables.ts';
+
+export type OutputRow = Selectable<CloudTables['cloud.project_outputs']>;
 
 type Db = Kysely<CloudTables> | Transaction<CloudTables>;
 
@@ -14,6 +16,8 @@ export class ProjectRepository {
     clientId: number;
     userAgent: string | null;
     coordinateSystem: string | null;
+    geoidModel: string | null;
+    geoidHeight: number | null;
     projectGroupId: number | null;
     bucket: string;
     basePath: (id: number) => string;
@@ -28,6 +32,8 @@ export class ProjectRepository {
           client_id: values.clientId,
           user_agent: values.userAgent,
           coordinate_system: values.coordinateSystem,
+          geoid_model: values.geoidModel,
+          geoid_height: values.geoidHeight,
           project_group_id: values.projectGroupId,
           bucket_name: values.bucket,
           s3_base_path: '',
@@ -60,13 +66,37 @@ export class ProjectRepository {
     return db.selectFrom('cloud.projects').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
   }
 
-  list(organizationId: number): Promise<ProjectRow[]> {
+  /** The organization's live projects, oldest first; a window of them when `page` is given. */
+  list(organizationId: number, page?: { limit: number; offset: number }): Promise<ProjectRow[]> {
     return this.db
       .selectFrom('cloud.projects')
       .selectAll()
       .where('organization_id', '=', organizationId)
       .where('deleted_at', 'is', null)
       .orderBy('id')
+      .$if(page !== undefined, (q) => q.limit(page!.limit).offset(page!.offset))
+      .execute();
+  }
+
+  async count(organizationId: number): Promise<number> {
+    const { count } = await this.db
+      .selectFrom('cloud.projects')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('organization_id', '=', organizationId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(count);
+  }
+
+  /** Live projects of the organization among `uuids` (others' and unknown ones are left out). */
+  findByUuids(uuids: string[], organizationId: number, db: Db = this.db): Promise<ProjectRow[]> {
+    if (uuids.length === 0) return Promise.resolve([]);
+    return db
+      .selectFrom('cloud.projects')
+      .selectAll()
+      .where('uuid', 'in', uuids)
+      .where('organization_id', '=', organizationId)
+      .where('deleted_at', 'is', null)
       .execute();
   }
 
@@ -92,12 +122,28 @@ export class ProjectRepository {
     return Number(count);
   }
 
-  listInputs(projectId: number): Promise<{ key: string; size: number }[]> {
-    return this.db.selectFrom('cloud.project_inputs').select(['key', 'size']).where('project_id', '=', projectId).orderBy('key').execute();
+  listInputs(projectId: number, keys?: string[]): Promise<{ key: string; size: number; analysis: StoredAnalysis | null }[]> {
+    if (keys && keys.length === 0) return Promise.resolve([]);
+    return this.db
+      .selectFrom('cloud.project_inputs')
+      .select(['key', 'size', 'analysis'])
+      .where('project_id', '=', projectId)
+      .$if(keys !== undefined, (q) => q.where('key', 'in', keys!))
+      .orderBy('key')
+      .execute();
   }
 
   listOutputs(projectId: number) {
     return this.db.selectFrom('cloud.project_outputs').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
+  }
+
+  /** Outputs of several projects at once (project lists). */
+  async outputsOf(projectIds: number[]): Promise<Map<number, OutputRow[]>> {
+    const byProject = new Map<number, OutputRow[]>(projectIds.map((id) => [id, []]));
+    if (projectIds.length === 0) return byProject;
+    const rows = await this.db.selectFrom('cloud.project_outputs').selectAll().where('project_id', 'in', projectIds).orderBy('id').execute();
+    for (const row of rows) byProject.get(row.project_id)?.push(row);
+    return byProject;
   }
 
   async replaceOutputs(
@@ -105,7 +151,8 @@ export class ProjectRepository {
     outputs: { outputType: string; resultType: string; availability: string; key: string | null; note: string | null }[],
     db: Db = this.db,
   ): Promise<void> {
-    await db.deleteFrom('cloud.project_outputs').where('project_id', '=', projectId).execute();
+    // The inputs bundle is not an engine output: it lives on across processing (inputs-bundle.ts).
+    await db.deleteFrom('cloud.project_outputs').where('project_id', '=', projectId).where('output_type', '<>', 'input_zip').execute();
     if (outputs.length === 0) return;
     await db
       .insertInto('cloud.project_outputs')

@@ -2,17 +2,21 @@
 // deletion. Access is always scoped to the caller's organization: another organization's project
 // is "not found".
 import crypto from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { CloudTables, ProjectRow } from '../cloud.tables.ts';
+import type { ProjectRow } from '../cloud.tables.ts';
 import type { CloudPrincipal } from '../auth/oauth.service.ts';
 import type { CredentialIssuer, ObjectStore } from '../../infra/storage/object-store.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
-import { ProjectRepository } from './project.repository.ts';
+import type { OutputRow, ProjectRepository } from './project.repository.ts';
 import { mapProject, type ProjectDetails } from './project.mapper.ts';
+import { requireNotStarted } from './project-state.ts';
 import { resolveTags } from '../processing/tags.ts';
 import type { CloudJobs } from '../cloud.jobs.ts';
 import { mapConcurrently } from '../../shared/concurrency.ts';
+import { CrsDefinitionError, parseCoordinateSystem } from '../coordinate-systems/crs.ts';
+import { INPUT_ZIP, type InputsBundleService } from '../bundles/inputs-bundle.ts';
+import type { ControlPointService } from '../control-points/control-point.service.ts';
+import { envelope, isPaged, pageWindow, type Page, type PageRequest } from '../common/pagination.ts';
 
 export interface ProjectServiceOptions {
   bucket: string;
@@ -27,24 +31,48 @@ export const projectPaths = {
   outputs: (projectUuid: string, run: string) => `results/${projectUuid}/${run}/`,
 };
 
+export interface CreateProjectInput {
+  name: string;
+  coordinate_system?: string | null;
+  geoid_model?: string | null;
+  geoid_height?: number | null;
+  project_group_id?: number | null;
+}
+
+export interface ProjectServiceDeps {
+  projects: ProjectRepository;
+  store: ObjectStore;
+  issuer: CredentialIssuer;
+  jobs: JobQueue;
+  controlPoints: ControlPointService;
+  bundles: InputsBundleService;
+}
+
 export class ProjectService {
   readonly projects: ProjectRepository;
+  private readonly store: ObjectStore;
+  private readonly issuer: CredentialIssuer;
+  private readonly jobs: JobQueue;
+  private readonly controlPoints: ControlPointService;
+  private readonly bundles: InputsBundleService;
 
   constructor(
-    db: Kysely<CloudTables>,
-    private readonly store: ObjectStore,
-    private readonly issuer: CredentialIssuer,
-    private readonly jobs: JobQueue,
+    deps: ProjectServiceDeps,
     private readonly options: ProjectServiceOptions,
   ) {
-    this.projects = new ProjectRepository(db);
+    ({ projects: this.projects, store: this.store, issuer: this.issuer, jobs: this.jobs, controlPoints: this.controlPoints, bundles: this.bundles } = deps);
   }
 
-  async create(
-    principal: CloudPrincipal,
-    body: { name: string; coordinate_system?: string | null; project_group_id?: number | null },
-    userAgent: string | undefined,
-  ): Promise<ProjectDetails> {
+  async create(principal: CloudPrincipal, body: CreateProjectInput, userAgent: string | undefined): Promise<ProjectDetails> {
+    const coordinateSystem = body.coordinate_system?.trim() ? body.coordinate_system.trim() : null;
+    if (coordinateSystem) {
+      try {
+        parseCoordinateSystem(coordinateSystem);
+      } catch (err) {
+        if (err instanceof CrsDefinitionError) throw ValidationError.field('coordinate_system', err.message);
+        throw err;
+      }
+    }
     if (body.project_group_id != null) await this.requireGroup(principal, body.project_group_id);
     const row = await this.projects.create({
       uuid: crypto.randomUUID(),
@@ -52,7 +80,9 @@ export class ProjectService {
       organizationId: principal.organizationId,
       clientId: principal.clientRowId,
       userAgent: userAgent ?? null,
-      coordinateSystem: body.coordinate_system ?? null,
+      coordinateSystem,
+      geoidModel: body.geoid_model?.trim() || null,
+      geoidHeight: body.geoid_height ?? null,
       projectGroupId: body.project_group_id ?? null,
       bucket: this.options.bucket,
       basePath: (id) => projectPaths.uploads(principal.organizationUuid, id),
@@ -64,9 +94,11 @@ export class ProjectService {
     return this.details(await this.require(principal, id));
   }
 
-  async list(principal: CloudPrincipal): Promise<ProjectDetails[]> {
-    const rows = await this.projects.list(principal.organizationId);
-    return Promise.all(rows.map((row) => this.details(row)));
+  async list(principal: CloudPrincipal, query: PageRequest = {}, url = ''): Promise<ProjectDetails[] | Page<ProjectDetails>> {
+    if (!isPaged(query)) return this.detailsOf(await this.projects.list(principal.organizationId));
+    const { limit, offset } = pageWindow(query);
+    const [rows, count] = await Promise.all([this.projects.list(principal.organizationId, { limit, offset }), this.projects.count(principal.organizationId)]);
+    return envelope(await this.detailsOf(rows), count, query, url);
   }
 
   async remove(principal: CloudPrincipal, id: number): Promise<void> {
@@ -101,7 +133,7 @@ export class ProjectService {
   /** Registers uploaded keys: each under the project's prefix and present in storage. All or nothing. */
   async bulkRegister(principal: CloudPrincipal, id: number, keys: string[]): Promise<{ nb_images_registered: number }> {
     const project = await this.require(principal, id);
-    this.requireNotStarted(project);
+    requireNotStarted(project);
     const prefix = `${project.s3_base_path}/`;
     const unique = [...new Set(keys)];
     const outside = unique.filter((key) => !key.startsWith(prefix) || key.length === prefix.length);
@@ -111,14 +143,17 @@ export class ProjectService {
     const sizes = await mapConcurrently(unique, 16, (key) => this.store.headObject(project.bucket_name, key));
     const missing = unique.filter((_, i) => !sizes[i]);
     if (missing.length > 0) throw ValidationError.field('input_file_keys', `Not found in storage: ${preview(missing)}.`);
-    const count = await this.projects.db.transaction().execute(async (trx) => {
+    const { count, staleBundle } = await this.projects.db.transaction().execute(async (trx) => {
       const locked = await this.projects.find(project.id, principal.organizationId, trx, true);
       if (!locked) throw notFound('Project');
-      this.requireNotStarted(locked);
+      requireNotStarted(locked);
       const total = await this.projects.addInputs(project.id, unique.map((key, i) => ({ key, size: sizes[i]!.size })), trx);
       await this.projects.update(project.id, { image_count: total, public_status: locked.public_status === 'NEW' ? 'UPLOADING' : locked.public_status }, trx);
-      return total;
+      // A bundle of the inputs no longer holds them all.
+      const stale = total !== locked.image_count ? await this.bundles.invalidate(project.id, trx) : null;
+      return { count: total, staleBundle: stale };
     });
+    if (staleBundle) await this.store.deleteObject(project.bucket_name, staleBundle).catch(() => undefined);
     return { nb_images_registered: count };
   }
 
@@ -127,8 +162,9 @@ export class ProjectService {
     const row = await this.projects.db.transaction().execute(async (trx) => {
       const project = await this.projects.find(id, principal.organizationId, trx, true);
       if (!project) throw notFound('Project');
-      this.requireNotStarted(project);
+      requireNotStarted(project);
       if (project.image_count === 0) throw conflict('No inputs are registered: upload and register images first.');
+      await this.controlPoints.assertReadyToProcess(project, trx);
       const updated = await this.projects.update(
         project.id,
         {
@@ -153,34 +189,60 @@ export class ProjectService {
     const project = await this.require(principal, id);
     const rows = await this.projects.listOutputs(project.id);
     return {
-      outputs: rows.map((o) => ({
-        output_id: o.id,
-        result_type: o.result_type,
-        output_type: o.output_type,
-        availability: o.availability,
-        s3_key: o.s3_key,
-        s3_bucket: o.s3_key ? project.bucket_name : null,
-        s3_region: o.s3_key ? this.options.region : null,
-        note: o.note,
-      })),
+      outputs: await Promise.all(
+        rows.map(async (o) => {
+          const done = o.availability === 'done' && o.s3_key !== null;
+          return {
+            output_id: o.id,
+            result_type: o.result_type,
+            output_type: o.output_type,
+            availability: o.availability,
+            s3_key: o.s3_key,
+            s3_bucket: o.s3_key ? project.bucket_name : null,
+            s3_region: o.s3_key ? this.options.region : null,
+            url: done ? await this.store.presignGetUrl(project.bucket_name, o.s3_key!, this.options.credentialsTtlSeconds) : null,
+            note: o.note,
+          };
+        }),
+      ),
     };
   }
 
-  private async details(row: ProjectRow): Promise<ProjectDetails> {
-    const outputs = await this.projects.listOutputs(row.id);
-    return mapProject(row, outputs, { baseUrl: this.options.publicUrl(), region: this.options.region });
+  async details(row: ProjectRow, outputs?: OutputRow[], folderUuid?: string | null): Promise<ProjectDetails> {
+    const rows = outputs ?? (await this.projects.listOutputs(row.id));
+    const thumb = rows.find((o) => o.output_type === 'project_thumb' && o.availability === 'done' && o.s3_key);
+    const bundle = await this.bundles.stateOf(row, rows.find((o) => o.output_type === INPUT_ZIP));
+    const folder = folderUuid !== undefined ? folderUuid : await this.folderUuid(row.folder_id);
+    return mapProject(row, rows, {
+      baseUrl: this.options.publicUrl(),
+      region: this.options.region,
+      bundle,
+      thumbUrl: thumb ? await this.store.presignGetUrl(row.bucket_name, thumb.s3_key!, this.options.credentialsTtlSeconds) : null,
+      folderUuid: folder,
+    });
+  }
+
+  private async detailsOf(rows: ProjectRow[]): Promise<ProjectDetails[]> {
+    const outputs = await this.projects.outputsOf(rows.map((r) => r.id));
+    const folderIds = [...new Set(rows.map((r) => r.folder_id).filter((f): f is number => f !== null))];
+    const folders = new Map(
+      folderIds.length
+        ? (await this.projects.db.selectFrom('cloud.folders').select(['id', 'uuid']).where('id', 'in', folderIds).execute()).map((f) => [f.id, f.uuid])
+        : [],
+    );
+    return Promise.all(rows.map((row) => this.details(row, outputs.get(row.id) ?? [], row.folder_id === null ? null : (folders.get(row.folder_id) ?? null))));
+  }
+
+  private async folderUuid(folderId: number | null): Promise<string | null> {
+    if (folderId === null) return null;
+    const folder = await this.projects.db.selectFrom('cloud.folders').select('uuid').where('id', '=', folderId).executeTakeFirst();
+    return folder?.uuid ?? null;
   }
 
   async require(principal: CloudPrincipal, id: number): Promise<ProjectRow> {
     const project = await this.projects.find(id, principal.organizationId);
     if (!project) throw notFound('Project');
     return project;
-  }
-
-  private requireNotStarted(project: ProjectRow): void {
-    if (!['NEW', 'UPLOADING'].includes(project.public_status)) {
-      throw conflict(`Processing has already started (public_status ${project.public_status}); inputs and processing can no longer change.`);
-    }
   }
 
   private async requireGroup(principal: CloudPrincipal, groupId: number): Promise<void> {

@@ -79,6 +79,11 @@ export class JobQueue {
         expireInSeconds: definition.expireInSeconds ?? 3600,
         heartbeatSeconds: Math.max(10, this.options.heartbeatSeconds),
       });
+      // pg-boss caches its queue list at start(), before the queues above existed on a first
+      // start. An uncached queue is looked up on pg-boss's own connection the first time a job is
+      // sent; inside one of our transactions on PGlite (one connection, held by the transaction)
+      // that lookup would wait forever. A harmless read through the cache fills it now.
+      await this.boss.previewRedrive(name);
     }
     if (!runWorkers) return;
     for (const [name, definition] of this.handlers) {

@@ -72,17 +72,21 @@ export class DiskObjectFiles {
     this.tmpDir = path.join(rootDir, '.tmp');
   }
 
-  /** Streams a body into a fresh temp file, hashing it on the way; removes the file on error. */
-  async writeTemp(source: TempSource): Promise<TempFile> {
+  /**
+   * Streams a body into a fresh temp file, hashing it on the way; removes the file on error.
+   * `verifiedCrc32`: the body's CRC32 as an upstream stage computed it (read once the body has
+   * ended); the CRC32 is then not computed again here.
+   */
+  async writeTemp(source: TempSource, verifiedCrc32?: () => string | undefined): Promise<TempFile> {
     await mkdir(this.tmpDir, { recursive: true });
     const tmpPath = path.join(this.tmpDir, randomUUID());
     const md5 = createHash('md5');
-    const crc = new Crc32();
+    const crc = verifiedCrc32 ? undefined : new Crc32();
     let size = 0;
     const tap = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         md5.update(chunk);
-        crc.update(chunk);
+        crc?.update(chunk);
         size += chunk.length;
         callback(null, chunk);
       },
@@ -90,8 +94,10 @@ export class DiskObjectFiles {
     try {
       // "flush" fsyncs before close when durability across power loss is asked for.
       await pipeline(source, tap, createWriteStream(tmpPath, { flags: 'wx', flush: this.fsync }));
+      const crc32 = crc ? crc.digestBase64() : verifiedCrc32!();
+      if (crc32 === undefined) throw new Error('writeTemp: the verified CRC32 is missing');
       const st = await stat(tmpPath, { bigint: true });
-      return { path: tmpPath, size, md5: md5.digest(), crc32: crc.digestBase64(), ino: st.ino.toString() };
+      return { path: tmpPath, size, md5: md5.digest(), crc32, ino: st.ino.toString() };
     } catch (err) {
       await unlink(tmpPath).catch(() => {});
       throw err;
@@ -159,6 +165,23 @@ export class DiskObjectFiles {
     } catch {
       return undefined; // missing or unreadable: the careful path rebuilds it
     }
+  }
+
+  /**
+   * The sidecar of an object when a stat of its data file shows that it describes it (same inode
+   * and size), without opening the data file: 'missing' when there is no data file, undefined when
+   * inconclusive (the caller takes the careful path, openConsistent).
+   */
+  async statConsistent(paths: ObjectFilePaths): Promise<Sidecar | 'missing' | undefined> {
+    let st;
+    try {
+      st = await stat(paths.data, { bigint: true });
+    } catch (err) {
+      if (isErrno(err, 'ENOENT', 'ENOTDIR')) return 'missing';
+      throw err;
+    }
+    const sidecar = await this.readSidecar(paths.meta);
+    return sidecar && st.isFile() && sidecar.ino === st.ino.toString() && sidecar.size === Number(st.size) ? sidecar : undefined;
   }
 
   /** Opens the data file with a sidecar that really describes it (same inode and size). */

@@ -103,6 +103,8 @@ export interface VerifiedBody {
   stream: Readable;
   /** Checksums checked against the client's declaration (algorithm → base64), after the end. */
   verifiedChecksums: () => Map<string, string>;
+  /** The checksum algorithms the client declared (header or trailer), known up front. */
+  checksumAlgorithms: string[];
 }
 
 /**
@@ -170,7 +172,7 @@ export function openVerifiedBody(req: IncomingMessage, auth: VerifiedRequest): V
   // its pipeline; the consumer still sees the error (the stream stays errored), this listener
   // only keeps it from being an uncaught 'error' event meanwhile.
   source.on('error', () => {});
-  return { stream: source, verifiedChecksums: () => verifier.verified };
+  return { stream: source, verifiedChecksums: () => verifier.verified, checksumAlgorithms: checksums.map((c) => c.algorithm) };
 }
 
 const CONTINUE_PENDING = Symbol('s3.continuePending');

@@ -4,7 +4,7 @@
 // index allows one egress per inspection and type: a unit is never spent twice.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { InspectionTables } from '../inspection.tables.ts';
-import { insufficientAllowance } from '../../infra/http/errors.ts';
+import { conflict, insufficientAllowance } from '../../infra/http/errors.ts';
 
 export type AllowanceCode = 'projects' | 'tower_inventory';
 
@@ -66,23 +66,52 @@ export class AllowanceService {
     }));
   }
 
+  /** Units of one type left in the account. */
+  async balanceOf(db: Kysely<InspectionTables> | Transaction<InspectionTables>, account: AllowanceAccount, code: AllowanceCode): Promise<number> {
+    const type = await this.typeId(code, db);
+    const { balance } = await db
+      .selectFrom('inspection.allowance_transactions as x')
+      .select(sql<number>`coalesce(sum(case when direction = 'ingress' then amount else -amount end), 0)`.as('balance'))
+      .where('x.allowance_type_id', '=', type)
+      .where((eb) => accountFilter(eb, account, 'x'))
+      .executeTakeFirstOrThrow();
+    return Number(balance);
+  }
+
+  /** Rule 3: an inspection asking for `detect_antennas` needs a Tower inventory unit in the account (checked, not spent). */
+  async requireAvailable(db: Kysely<InspectionTables> | Transaction<InspectionTables>, account: AllowanceAccount, code: AllowanceCode): Promise<void> {
+    const balance = await this.balanceOf(db, account, code);
+    if (balance < 1) throw insufficientAllowance(`This needs a ${code} unit in the account; ${balance} left.`);
+  }
+
+  /** Resource types an inspection has spent (what a retry of it may recycle). */
+  async spentTypes(db: Kysely<InspectionTables> | Transaction<InspectionTables>, inspectionId: number): Promise<AllowanceCode[]> {
+    const rows = await db
+      .selectFrom('inspection.allowance_transactions as x')
+      .innerJoin('inspection.allowance_types as t', 't.id', 'x.allowance_type_id')
+      .select('t.code')
+      .where('x.inspection_id', '=', inspectionId)
+      .where('x.direction', '=', 'egress')
+      .execute();
+    return rows.map((r) => r.code as AllowanceCode);
+  }
+
   /**
    * Spends units for an inspection inside the caller's transaction, or throws 403
-   * insufficient_allowance (and the caller's transaction rolls back).
+   * insufficient_allowance (and the caller's transaction rolls back). An inspection spends once:
+   * rule 5, no further resource type once it has been processed, is a 409 here.
    */
   async spend(trx: Transaction<InspectionTables>, account: AllowanceAccount, inspectionId: number, spends: { code: AllowanceCode; amount: number }[]): Promise<void> {
     const key = 'organizationId' in account ? `allowance:org:${account.organizationId}` : `allowance:user:${account.userId}`;
     await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(trx);
+    if ((await this.spentTypes(trx, inspectionId)).length > 0) {
+      throw conflict('This inspection has already been processed: no further resource types can be spent on it.');
+    }
     for (const { code, amount } of spends) {
       const type = await this.typeId(code, trx);
-      const { balance } = await trx
-        .selectFrom('inspection.allowance_transactions as x')
-        .select(sql<number>`coalesce(sum(case when direction = 'ingress' then amount else -amount end), 0)`.as('balance'))
-        .where('x.allowance_type_id', '=', type)
-        .where((eb) => accountFilter(eb, account, 'x'))
-        .executeTakeFirstOrThrow();
-      if (Number(balance) < amount) {
-        throw insufficientAllowance(`Not enough ${code} allowance: ${Number(balance)} left, ${amount} needed.`);
+      const balance = await this.balanceOf(trx, account, code);
+      if (balance < amount) {
+        throw insufficientAllowance(`Not enough ${code} allowance: ${balance} left, ${amount} needed.`);
       }
       await trx
         .insertInto('inspection.allowance_transactions')

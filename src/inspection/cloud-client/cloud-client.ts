@@ -44,6 +44,14 @@ export class CloudClient {
     return this.call('POST', '/project/api/v3/project-groups/', { name, project_group_type: 'bim' });
   }
 
+  /**
+   * Deletes a project group. Not in the cloud API yet (issue 3 adds it): callers tolerate 404 and
+   * 405 and leave the empty group behind.
+   */
+  async deleteProjectGroup(id: number): Promise<void> {
+    await this.call('DELETE', `/project/api/v3/project-groups/${id}/`);
+  }
+
   createProject(name: string, projectGroupId: number | null): Promise<CloudProject> {
     return this.call('POST', '/project/api/v3/projects/', { name, project_group_id: projectGroupId });
   }

@@ -1,36 +1,25 @@
 // Rows -> the inspection record of the spec.
 import type { InspectionRow } from '../inspection.tables.ts';
-import { RETRYABLE_STATUSES, STABLE_STATUSES } from './statuses.ts';
+import { retryRefusal, type RetryInfo } from '../retries/retry-rules.ts';
 
-export const RETRY_MAX_AGE_DAYS = 15;
-export const RETRY_MAX_COUNT = 2;
+export type { RetryInfo };
 
-export interface RetryInfo {
-  id: number;
-  status: number;
-  created_at: Date;
+export interface RetryContext {
+  /** Retries of this inspection (empty for a retry: bundles are flat). */
+  retries: RetryInfo[];
+  /** Retries of the bundle this inspection belongs to (those of its main inspection). */
+  bundleRetries: RetryInfo[];
 }
 
-/** Retry conditions 2-5 of the spec (condition 1, ownership, is checked by access control). */
-export function canRetry(row: InspectionRow, retries: RetryInfo[], now = new Date()): boolean {
-  const ageMs = now.getTime() - row.created_at.getTime();
-  return (
-    ageMs < RETRY_MAX_AGE_DAYS * 24 * 3600 * 1000 &&
-    RETRYABLE_STATUSES.has(row.status) &&
-    !retries.some((r) => !STABLE_STATUSES.has(r.status)) &&
-    retries.length < RETRY_MAX_COUNT
-  );
-}
-
-export function mapInspection(row: InspectionRow, retries: RetryInfo[]) {
+export function mapInspection(row: InspectionRow, context: RetryContext) {
   return {
     id: row.id,
     project_id: row.project_id,
     project_uuid: row.project_uuid,
     app_source: row.app_source,
-    can_retry: canRetry(row, retries),
+    can_retry: retryRefusal(row, context.bundleRetries) === null,
     retry_of: row.retry_of,
-    retries: retries.map((r) => ({ id: r.id, status: r.status, created_at: r.created_at.toISOString() })),
+    retries: context.retries.map((r) => ({ id: r.id, status: r.status, created_at: r.created_at.toISOString() })),
     asset: row.asset_id,
     user: row.user_id,
     status: row.status,
@@ -51,3 +40,5 @@ export function mapInspection(row: InspectionRow, retries: RetryInfo[]) {
     updated_at: row.updated_at.toISOString(),
   };
 }
+
+export type InspectionRecord = ReturnType<typeof mapInspection>;

@@ -1,8 +1,9 @@
-// Inspections: creation (with a cloud project), storage credentials, image registration and the
-// start of processing (spec "Endpoints" and "Allowance rules").
+// Inspections: creation (with a cloud project), reads, updates, storage credentials, image
+// registration and the start of processing (spec "Endpoints", "Allowance rules", "States and
+// transitions"). Deletion lives in ../deletion, retries in ../retries.
 import crypto from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
-import type { InspectionRow, InspectionTables, ProcessingParameters } from '../inspection.tables.ts';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { InspectionRow, InspectionTables, Point3, ProcessingParameters } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import { ownerOf, visibleTo } from '../auth/access.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
@@ -10,9 +11,13 @@ import type { AssetInput, AssetService } from '../assets/asset.service.ts';
 import { AllowanceService, accountOf, type AllowanceCode } from '../allowance/allowance.service.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
-import { mapInspection, type RetryInfo } from './inspection.mapper.ts';
-import { PROCESSABLE_STATUSES, Status } from './statuses.ts';
+import type { InspectionRecord } from './inspection.mapper.ts';
+import { toRecord, toRecords } from './inspection-records.ts';
+import { PROCESSABLE_STATUSES, SETTABLE_STATUSES, Status } from './statuses.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
+import type { NotificationService } from '../notifications/notification.service.ts';
+import type { WindowedSource } from '../http/lists.ts';
+import { normalizeInspectionDate } from './inspection-date.ts';
 
 export const DEFAULT_PROCESSING_PARAMETERS: ProcessingParameters = { generate_point_cloud: true };
 export const MAX_KEYS_PER_REGISTER_CALL = 500;
@@ -29,7 +34,36 @@ export interface CreateInspectionInput {
   app_source?: string;
 }
 
+/** Fields of PUT and PATCH (spec "Update inspection"); every one optional, so PUT and PATCH agree. */
+export interface UpdateInspectionInput {
+  status?: number;
+  additional_statuses?: { inventory?: number | null; rust?: number | null };
+  pcs_task_uuid?: string | null;
+  inspection_date?: string | null;
+  description?: string | null;
+  name?: string | null;
+  base_plate_location?: Point3 | null;
+  top_point_location?: Point3 | null;
+  base_plate_size?: number | null;
+  report_status?: 'not available' | 'processing' | 'available' | 'error';
+  /** Beyond the spec's list: accepted until processing starts (allowance rules 4 and 5). */
+  processing_parameters?: ProcessingParameters;
+}
+
 type Db = Kysely<InspectionTables> | Transaction<InspectionTables>;
+
+export interface CameraRecord {
+  id: number;
+  photo_id: number;
+  filename: string;
+  location: { latitude: number | null; longitude: number | null; elevation: number | null };
+  mission: string;
+  dimensions: { x: number; y: number };
+  quaternions: [number, number, number, number];
+  is_master: boolean;
+  is_reviewed: boolean;
+  is_visible: boolean;
+}
 
 export class InspectionService {
   constructor(
@@ -38,9 +72,13 @@ export class InspectionService {
     private readonly assets: AssetService,
     private readonly allowance: AllowanceService,
     private readonly jobs: JobQueue,
+    private readonly notifications: NotificationService,
   ) {}
 
-  async create(auth: AuthContext, input: CreateInspectionInput) {
+  async create(auth: AuthContext, input: CreateInspectionInput): Promise<InspectionRecord> {
+    const parameters = input.processing_parameters ?? DEFAULT_PROCESSING_PARAMETERS;
+    // Allowance rule 3, checked up front (nothing is spent before processing starts: rule 4).
+    if (parameters.detect_antennas) await this.allowance.requireAvailable(this.db, accountOf(ownerOf(auth)), 'tower_inventory');
     let asset;
     if (input.new_asset) {
       if (!input.asset_data) throw ValidationError.field('asset', 'With new_asset, `asset` must be an object with at least `type` and `name`.');
@@ -48,44 +86,105 @@ export class InspectionService {
     } else {
       if (typeof input.asset !== 'number') throw ValidationError.field('asset', 'This field is required.');
       asset = await this.assets.require(auth, input.asset).catch(() => {
-        throw ValidationError.field('asset', `Invalid pk "${input.asset}" - object does not exist.`);
+        throw invalidAsset(input.asset!);
       });
     }
     const project = await this.cloud.createProject(input.name || `Inspection of ${asset.name}`, asset.project_group_id);
     try {
-      const row = await this.db
-        .insertInto('inspection.inspections')
-        .values({
-          ...ownerOf(auth),
-          asset_id: asset.id,
-          project_id: project.id,
-          project_uuid: project.uuid,
-          storage_prefix: `${project.s3_base_path}/`,
-          processing_parameters: JSON.stringify(input.processing_parameters ?? DEFAULT_PROCESSING_PARAMETERS),
-          processing_backend: input.processing_backend ?? 'mapper',
-          inspection_date: input.inspection_date ?? null,
-          description: input.description ?? null,
-          name: input.name ?? null,
-          app_source: input.app_source ?? 'api',
-          additional_statuses: JSON.stringify({ inventory: null, rust: null }),
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return mapInspection(row, []);
+      const row = await this.db.transaction().execute(async (trx) => {
+        // The asset may have been deleted meanwhile; its row lock orders us against that deletion.
+        const live = await trx.selectFrom('inspection.assets').select('id').where('id', '=', asset.id).where('deleted_at', 'is', null).forShare().executeTakeFirst();
+        if (!live) throw invalidAsset(asset.id);
+        return trx
+          .insertInto('inspection.inspections')
+          .values({
+            ...ownerOf(auth),
+            asset_id: asset.id,
+            project_id: project.id,
+            project_uuid: project.uuid,
+            storage_prefix: `${project.s3_base_path}/`,
+            processing_parameters: JSON.stringify(parameters),
+            processing_backend: input.processing_backend ?? 'mapper',
+            inspection_date: normalizeInspectionDate(input.inspection_date),
+            description: input.description ?? null,
+            name: input.name ?? null,
+            app_source: input.app_source ?? 'api',
+            additional_statuses: JSON.stringify({ inventory: null, rust: null }),
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      });
+      return toRecord(this.db, row);
     } catch (err) {
       await this.cloud.deleteProject(project.id).catch(() => undefined); // no orphan project
       throw err;
     }
   }
 
-  async get(auth: AuthContext, id: number) {
-    const row = await this.require(auth, id);
-    return mapInspection(row, await this.retriesOf(row.id));
+  async get(auth: AuthContext, id: number): Promise<InspectionRecord> {
+    return toRecord(this.db, await this.require(auth, id));
   }
 
-  async list(auth: AuthContext) {
-    const rows = await this.db.selectFrom('inspection.inspections').selectAll().where('deleted_at', 'is', null).where(visibleTo(auth)).orderBy('id').execute();
-    return Promise.all(rows.map(async (row) => mapInspection(row, await this.retriesOf(row.id))));
+  /** The inspections of the request's account, deleted ones excluded. */
+  list(auth: AuthContext): WindowedSource<InspectionRecord> {
+    return this.windowed(auth, (q) => q);
+  }
+
+  /** The inspections of one asset (404 when the asset is not visible). */
+  async listOfAsset(auth: AuthContext, assetId: number): Promise<WindowedSource<InspectionRecord>> {
+    await this.assets.require(auth, assetId);
+    return this.windowed(auth, (q) => q.where('asset_id', '=', assetId));
+  }
+
+  /** The bundle of an inspection: its main inspection and every retry of it, the queried one included. */
+  async bundle(auth: AuthContext, id: number): Promise<InspectionRecord[]> {
+    const inspection = await this.require(auth, id);
+    const main = inspection.retry_of ?? inspection.id;
+    const rows = await this.visible(auth)
+      .where((eb) => eb.or([eb('id', '=', main), eb('retry_of', '=', main)]))
+      .orderBy('id')
+      .execute();
+    return toRecords(this.db, rows);
+  }
+
+  /**
+   * PUT and PATCH (the spec's update body has no required field, so both overwrite exactly the
+   * fields given). A status set to a started, finished or error value e-mails the creator unless
+   * `skip_email`; only an actual change of status does, so re-sending a record sends nothing.
+   */
+  async update(auth: AuthContext, id: number, input: UpdateInspectionInput, options: { skipEmail: boolean }): Promise<InspectionRecord> {
+    const visible = await this.require(auth, id);
+    if (input.status !== undefined && !SETTABLE_STATUSES.has(input.status)) {
+      throw ValidationError.field('status', `"${input.status}" is not a valid choice; see GET /v1/inspections/statuses/.`);
+    }
+    const row = await this.db.transaction().execute(async (trx) => {
+      const current = await this.lock(trx, visible.id);
+      const changes: Record<string, unknown> = { updated_at: new Date() };
+      if (input.processing_parameters !== undefined) {
+        // Allowance rules 4 and 5: parameters decide what processing spends, so they are fixed once it starts.
+        if (current.processing_started_at !== null || current.retry_of !== null) {
+          throw conflict('Processing has started: processing parameters, and the resource types they spend, can no longer change.');
+        }
+        if (input.processing_parameters.detect_antennas) await this.allowance.requireAvailable(trx, accountOf(current), 'tower_inventory');
+        changes.processing_parameters = JSON.stringify(input.processing_parameters);
+      }
+      if (input.status !== undefined) changes.status = input.status;
+      if (input.additional_statuses !== undefined) changes.additional_statuses = JSON.stringify({ ...current.additional_statuses, ...input.additional_statuses });
+      if (input.pcs_task_uuid !== undefined) changes.pcs_task_uuid = input.pcs_task_uuid;
+      if (input.inspection_date !== undefined) changes.inspection_date = normalizeInspectionDate(input.inspection_date);
+      if (input.description !== undefined) changes.description = input.description;
+      if (input.name !== undefined) changes.name = input.name;
+      if (input.base_plate_location !== undefined) changes.base_plate_location = JSON.stringify(input.base_plate_location);
+      if (input.top_point_location !== undefined) changes.top_point_location = JSON.stringify(input.top_point_location);
+      if (input.base_plate_size !== undefined) changes.base_plate_size = input.base_plate_size;
+      if (input.report_status !== undefined) changes.report_status = input.report_status;
+      const updated = await trx.updateTable('inspection.inspections').set(changes).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+      if (input.status !== undefined && input.status !== current.status && !options.skipEmail) {
+        await this.notifications.statusChanged(trx, updated, input.status);
+      }
+      return updated;
+    });
+    return toRecord(this.db, row);
   }
 
   async storageCredentials(auth: AuthContext, id: number) {
@@ -122,16 +221,10 @@ export class InspectionService {
     return this.db.transaction().execute(async (trx) => {
       const locked = await this.lock(trx, inspection.id);
       this.requireBeforeProcessing(locked);
-      for (let i = 0; i < unique.length; i += 500) {
-        await trx
-          .insertInto('inspection.inspection_images')
-          .values(unique.slice(i, i + 500).map((key) => ({ inspection_id: inspection.id, key })))
-          .onConflict((oc) => oc.columns(['inspection_id', 'key']).doNothing())
-          .execute();
-      }
-      if (locked.status === Status.New) {
-        await trx.updateTable('inspection.inspections').set({ status: Status.Uploading, updated_at: new Date() }).where('id', '=', inspection.id).execute();
-      }
+      await this.addImages(trx, inspection.id, unique);
+      // New inputs make an existing inputs ZIP stale.
+      const changes = { updated_at: new Date(), inputs_zip_status: 'none' as const, ...(locked.status === Status.New ? { status: Status.Uploading } : {}) };
+      await trx.updateTable('inspection.inspections').set(changes).where('id', '=', inspection.id).execute();
       return { nb_images_registered: await this.imageCount(trx, inspection.id) };
     });
   }
@@ -141,10 +234,13 @@ export class InspectionService {
    * all in one transaction. Concurrent calls serialise on the inspection row; all but one see that
    * processing has started and get 409.
    */
-  async process(auth: AuthContext, id: number) {
+  async process(auth: AuthContext, id: number): Promise<InspectionRecord> {
     const visible = await this.require(auth, id);
     const row = await this.db.transaction().execute(async (trx) => {
       const inspection = await this.lock(trx, visible.id);
+      if (inspection.retry_of !== null) {
+        throw conflict('A retry starts processing on its own once the inputs of its original are copied; it cannot be processed by hand.');
+      }
       if (!PROCESSABLE_STATUSES.includes(inspection.status as 1 | 2 | 20) || inspection.processing_started_at) {
         throw conflict(`Processing cannot start: the inspection is in status ${inspection.status}${inspection.processing_started_at ? ' and processing has already started' : ''}.`);
       }
@@ -154,49 +250,90 @@ export class InspectionService {
       const spends: { code: AllowanceCode; amount: number }[] = [{ code: 'projects', amount: 1 }];
       if (inspection.processing_parameters.detect_antennas) spends.push({ code: 'tower_inventory', amount: 1 });
       await this.allowance.spend(trx, accountOf(inspection), inspection.id, spends);
-      const updated = await trx
-        .updateTable('inspection.inspections')
-        .set({ status: Status.Waiting, processing_started_at: new Date(), pcs_task_uuid: crypto.randomUUID(), updated_at: new Date(), processing_error: null })
-        .where('id', '=', inspection.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      await this.jobs.send<InspectionJobs, 'inspection.analyze-images'>('inspection.analyze-images', { inspectionId: inspection.id }, { trx });
-      return updated;
+      return this.beginProcessing(trx, inspection.id);
     });
-    return mapInspection(row, await this.retriesOf(row.id));
+    return toRecord(this.db, row);
   }
 
-  async cameras(auth: AuthContext, id: number) {
+  /** Moves a locked inspection to 20 Waiting and queues the pipeline (allowance already settled by the caller). */
+  async beginProcessing(trx: Transaction<InspectionTables>, inspectionId: number): Promise<InspectionRow> {
+    const updated = await trx
+      .updateTable('inspection.inspections')
+      .set({ status: Status.Waiting, processing_started_at: new Date(), pcs_task_uuid: crypto.randomUUID(), updated_at: new Date(), processing_error: null })
+      .where('id', '=', inspectionId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await this.jobs.send<InspectionJobs, 'inspection.analyze-images'>('inspection.analyze-images', { inspectionId }, { trx });
+    return updated;
+  }
+
+  async cameras(auth: AuthContext, id: number): Promise<CameraRecord[]> {
     const inspection = await this.require(auth, id);
-    const rows = await this.db.selectFrom('inspection.cameras').selectAll().where('inspection_id', '=', inspection.id).orderBy('id').execute();
-    return rows.map((c) => ({
-      id: c.id,
-      photo_id: c.id,
-      filename: c.filename,
-      location: { latitude: c.latitude, longitude: c.longitude, elevation: c.elevation },
-      mission: c.mission,
-      dimensions: { x: c.width, y: c.height },
-      quaternions: c.quaternion ?? [1, 0, 0, 0],
-      is_master: c.is_master,
-      is_reviewed: c.is_reviewed,
-      is_visible: c.is_visible,
-    }));
+    // Performance (bench/README.md, "Scale"): the database builds the records as one JSON text,
+    // parsed once here. Decoding 10k rows × 16 columns field by field took ~3× longer on the
+    // embedded database (PGlite decodes every field in JS). Same records as the row mapping was:
+    // quaternions default to [1, 0, 0, 0]; float8 prints shortest-exact, so numbers round-trip.
+    const { rows } = await sql<{ body: string }>`
+      select coalesce(json_agg(json_build_object(
+        'id', id, 'photo_id', id, 'filename', filename,
+        'location', json_build_object('latitude', latitude, 'longitude', longitude, 'elevation', elevation),
+        'mission', mission, 'dimensions', json_build_object('x', width, 'y', height),
+        'quaternions', case when quaternion is null or jsonb_typeof(quaternion) = 'null' then '[1, 0, 0, 0]'::jsonb else quaternion end,
+        'is_master', is_master, 'is_reviewed', is_reviewed, 'is_visible', is_visible
+      ) order by id), '[]')::text as body
+      from inspection.cameras where inspection_id = ${inspection.id}`.execute(this.db);
+    return JSON.parse(rows[0].body) as CameraRecord[];
   }
 
   async require(auth: AuthContext, id: number): Promise<InspectionRow> {
-    const row = await this.db
-      .selectFrom('inspection.inspections')
-      .selectAll()
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .where(visibleTo(auth))
-      .executeTakeFirst();
+    const row = await this.visible(auth).where('id', '=', id).executeTakeFirst();
     if (!row) throw notFound('Inspection');
     return row;
   }
 
-  private lock(trx: Transaction<InspectionTables>, id: number): Promise<InspectionRow> {
+  lock(trx: Transaction<InspectionTables>, id: number): Promise<InspectionRow> {
     return trx.selectFrom('inspection.inspections').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+  }
+
+  async addImages(trx: Transaction<InspectionTables>, inspectionId: number, keys: string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 500) {
+      await trx
+        .insertInto('inspection.inspection_images')
+        .values(keys.slice(i, i + 500).map((key) => ({ inspection_id: inspectionId, key })))
+        .onConflict((oc) => oc.columns(['inspection_id', 'key']).doNothing())
+        .execute();
+    }
+  }
+
+  async imageKeys(inspectionId: number): Promise<string[]> {
+    const rows = await this.db.selectFrom('inspection.inspection_images').select('key').where('inspection_id', '=', inspectionId).orderBy('key').execute();
+    return rows.map((r) => r.key);
+  }
+
+  private visible(auth: AuthContext) {
+    return this.db.selectFrom('inspection.inspections').selectAll().where('deleted_at', 'is', null).where(visibleTo(auth));
+  }
+
+  private windowed(
+    auth: AuthContext,
+    filter: (q: ReturnType<InspectionService['visible']>) => ReturnType<InspectionService['visible']>,
+  ): WindowedSource<InspectionRecord> {
+    return {
+      count: async () => {
+        const { count } = await filter(this.visible(auth))
+          .clearSelect()
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .executeTakeFirstOrThrow();
+        return Number(count);
+      },
+      fetch: async (window) => {
+        const rows = await filter(this.visible(auth))
+          .orderBy('id')
+          .$if(window !== undefined, (q) => q.limit(window!.limit).offset(window!.offset))
+          .execute();
+        return toRecords(this.db, rows);
+      },
+    };
   }
 
   private async imageCount(db: Db, inspectionId: number): Promise<number> {
@@ -208,18 +345,19 @@ export class InspectionService {
     return Number(count);
   }
 
-  private retriesOf(id: number): Promise<RetryInfo[]> {
-    return this.db.selectFrom('inspection.inspections').select(['id', 'status', 'created_at']).where('retry_of', '=', id).where('deleted_at', 'is', null).orderBy('id').execute();
-  }
-
   private projectOf(inspection: InspectionRow): number {
     if (inspection.project_id === null) throw conflict('This inspection has no cloud project.');
     return inspection.project_id;
   }
 
   private requireBeforeProcessing(inspection: InspectionRow): void {
+    if (inspection.retry_of !== null) throw conflict('A retry reuses the inputs of its original; images cannot be registered to it.');
     if (inspection.processing_started_at || !PROCESSABLE_STATUSES.includes(inspection.status as 1 | 2 | 20)) {
       throw conflict('Images can only be registered before processing starts.');
     }
   }
+}
+
+function invalidAsset(id: number): ValidationError {
+  return ValidationError.field('asset', `Invalid pk "${id}" - object does not exist.`);
 }

@@ -67,3 +67,21 @@ export const PROCESSABLE_STATUSES = [Status.New, Status.Uploading, Status.Waitin
 
 /** Statuses in which an inspection may be retried (spec retry condition 3). */
 export const RETRYABLE_STATUSES = new Set([7, 8, 14, 16, 17, 18, 21, 22, 23]);
+
+/** Every status a client may set through update: the spec's statuses and the reserved ones. */
+export const SETTABLE_STATUSES = new Set([...STATUSES.map((s) => s.id), ...RESERVED_STATUSES]);
+
+/**
+ * E-mail categories of a status (spec "Events": e-mail for started, finished or error values):
+ * started = work under way, finished = 7, error = the ERROR statuses. Others send nothing.
+ */
+export function statusCategory(status: number): 'started' | 'finished' | 'error' | null {
+  if ([2, 3, 4, 5, 12, 20, 25].includes(status)) return 'started';
+  if (status === Status.Completed) return 'finished';
+  if ([13, 14, 15, 16, 17, 19].includes(status)) return 'error';
+  return null;
+}
+
+export function statusDescription(status: number): string {
+  return STATUSES.find((s) => s.id === status)?.description ?? `Status ${status}`;
+}

@@ -1,0 +1,163 @@
+// The COLMAP command lines of the colmap engine, in one place so that the benchmark
+// (bench/photogrammetry.ts) runs exactly the same steps bare.
+//
+// 1. Intrinsics seeded from EXIF, one camera per make / model / image size / focal length:
+//    feature_extractor runs once per group (`--image_list_path`), with `--ImageReader.single_camera 1`,
+//    `--ImageReader.camera_model SIMPLE_RADIAL` and `--ImageReader.camera_params f,cx,cy,0`, where
+//    f in pixels = FocalLengthIn35mmFormat / 36 * max(width, height) (the 35 mm frame is 36 mm wide,
+//    as OpenSfM/ODM count it), or FocalLength (mm) * FocalPlaneXResolution (pixels per mm, scaled
+//    to the stored width) when there is no 35 mm equivalent. Without either, COLMAP's own guess
+//    (1.2 * max(width, height)) is used, which often registers nothing: the quality report says so.
+// 2. Matching by dataset size: exhaustive for up to EXHAUSTIVE_MAX_IMAGES images (every pair:
+//    n(n-1)/2 pairs, 1770 at 60 images); above, spatial matching over the GPS positions when at
+//    least half the images have one (each image with its 50 nearest within 100 m, COLMAP's
+//    defaults), else sequential matching (each image with the next 20, in file-name order).
+// 3. Incremental mapping (`mapper`), then georegistration (`model_aligner`) of the largest model to
+//    the images' positions in the output system (minus an offset), then `model_converter` to text.
+// 4. The mapper registers an image with at least 15 inlier 2D-3D matches (COLMAP's default, 30,
+//    leaves the forward-moving images of a street walk out: lund registers 21 of 29 images with it,
+//    29 of 29 with 15, at the same 0.66 px reprojection error).
+// Always on the CPU: `--SiftExtraction.use_gpu 0`, `--SiftMatching.use_gpu 0`. COLMAP's console
+// output (progress, warnings, errors) is the processing log; glog's verbose INFO files go to the
+// work folder (GLOG_log_dir, colmapEnv in colmap-process.ts), not to /tmp.
+
+export const EXHAUSTIVE_MAX_IMAGES = 60;
+export const SEQUENTIAL_OVERLAP = 20;
+/** Robust georegistration: a camera whose GPS position is further than this from the model's is an outlier (metres). */
+export const ALIGNMENT_MAX_ERROR_METRES = 10;
+
+export type MatcherKind = 'exhaustive' | 'spatial' | 'sequential';
+
+export interface ColmapPaths {
+  database: string;
+  images: string;
+  /** Folder of the mapper's models (0, 1, ...). */
+  sparse: string;
+}
+
+export interface CameraGroup {
+  /** make / model / size / focal, for the log and the quality report. */
+  label: string;
+  make: string | null;
+  model: string | null;
+  width: number;
+  height: number;
+  /** Focal length prior in pixels; null: none known, COLMAP guesses. */
+  focalPx: number | null;
+  focalSource: '35mm-equivalent' | 'focal-plane-resolution' | 'none';
+  /** Image file names (relative to the image folder). */
+  images: string[];
+}
+
+export interface ImageIntrinsicsInput {
+  name: string;
+  width: number;
+  height: number;
+  make: string | null;
+  model: string | null;
+  focalLengthMm: number | null;
+  focalLength35mm: number | null;
+  /** Pixels per millimetre on the sensor along the image width, for the stored width (or null). */
+  focalPlanePixelsPerMm: number | null;
+}
+
+/** Focal length in pixels from EXIF, with where it came from. */
+export function focalFromExif(image: ImageIntrinsicsInput): { focalPx: number | null; source: CameraGroup['focalSource'] } {
+  if (image.focalLength35mm && image.focalLength35mm > 0) {
+    return { focalPx: (image.focalLength35mm / 36) * Math.max(image.width, image.height), source: '35mm-equivalent' };
+  }
+  if (image.focalLengthMm && image.focalPlanePixelsPerMm) {
+    const sensorWidthMm = image.width / image.focalPlanePixelsPerMm;
+    // A sensor narrower than 1 mm or wider than 60 mm means a resized image with stale EXIF.
+    if (sensorWidthMm >= 1 && sensorWidthMm <= 60) return { focalPx: image.focalLengthMm * image.focalPlanePixelsPerMm, source: 'focal-plane-resolution' };
+  }
+  return { focalPx: null, source: 'none' };
+}
+
+/** One camera group per make / model / size / focal length (rounded to 0.1 px). */
+export function groupCameras(images: ImageIntrinsicsInput[]): CameraGroup[] {
+  const groups = new Map<string, CameraGroup>();
+  for (const image of images) {
+    const { focalPx, source } = focalFromExif(image);
+    const key = [image.make ?? '', image.model ?? '', image.width, image.height, focalPx === null ? '' : focalPx.toFixed(1)].join('|');
+    let group = groups.get(key);
+    if (!group) {
+      const name = [image.make, image.model].filter(Boolean).join(' ') || 'unknown camera';
+      group = {
+        label: `${name} ${image.width}x${image.height}${focalPx === null ? ', focal unknown' : `, f=${focalPx.toFixed(1)} px`}`,
+        make: image.make,
+        model: image.model,
+        width: image.width,
+        height: image.height,
+        focalPx,
+        focalSource: source,
+        images: [],
+      };
+      groups.set(key, group);
+    }
+    group.images.push(image.name);
+  }
+  return [...groups.values()];
+}
+
+export function chooseMatcher(imageCount: number, imagesWithGps: number): MatcherKind {
+  if (imageCount <= EXHAUSTIVE_MAX_IMAGES) return 'exhaustive';
+  return imagesWithGps >= imageCount / 2 ? 'spatial' : 'sequential';
+}
+
+export const MAPPER_MIN_INLIERS = 15;
+
+export function featureExtractorArgs(paths: ColmapPaths, group: CameraGroup, imageListPath: string): string[] {
+  const args = [
+    'feature_extractor',
+    '--database_path', paths.database,
+    '--image_path', paths.images,
+    '--image_list_path', imageListPath,
+    '--ImageReader.single_camera', '1',
+    '--ImageReader.camera_model', 'SIMPLE_RADIAL',
+    '--SiftExtraction.use_gpu', '0',
+  ];
+  if (group.focalPx !== null) {
+    args.push('--ImageReader.camera_params', [group.focalPx, group.width / 2, group.height / 2, 0].map((v) => String(Math.round(v * 1000) / 1000)).join(','));
+  }
+  return args;
+}
+
+export function matcherArgs(kind: MatcherKind, paths: ColmapPaths): string[] {
+  const common = ['--database_path', paths.database, '--SiftMatching.use_gpu', '0'];
+  switch (kind) {
+    case 'exhaustive':
+      // Blocks of 10 images: the same pairs as one big block, with progress after each block.
+      return ['exhaustive_matcher', ...common, '--ExhaustiveMatching.block_size', '10'];
+    case 'spatial':
+      return ['spatial_matcher', ...common, '--SpatialMatching.is_gps', '1', '--SpatialMatching.ignore_z', '1'];
+    case 'sequential':
+      return ['sequential_matcher', ...common, '--SequentialMatching.overlap', String(SEQUENTIAL_OVERLAP)];
+  }
+}
+
+export function mapperArgs(paths: ColmapPaths): string[] {
+  return ['mapper', '--database_path', paths.database, '--image_path', paths.images, '--output_path', paths.sparse, '--Mapper.abs_pose_min_num_inliers', String(MAPPER_MIN_INLIERS)];
+}
+
+/**
+ * Georegistration to reference positions (`name x y z` lines, in a right-handed east/north/up
+ * frame, metres or the output system's unit), robust: cameras further than `maxError` from the
+ * fitted similarity are left out of the fit.
+ */
+export function alignerArgs(input: string, output: string, referencePath: string, maxError: number): string[] {
+  return [
+    'model_aligner',
+    '--input_path', input,
+    '--output_path', output,
+    '--ref_images_path', referencePath,
+    '--ref_is_gps', '0',
+    '--alignment_type', 'custom',
+    '--robust_alignment', '1',
+    '--robust_alignment_max_error', String(maxError),
+  ];
+}
+
+export function converterArgs(input: string, output: string): string[] {
+  return ['model_converter', '--input_path', input, '--output_path', output, '--output_type', 'TXT'];
+}

@@ -1,0 +1,155 @@
+// Georegistration to GPS positions fixes the model's rotation only when the positions span a
+// plane or a volume. Photos taken along a line (a street walked with a phone, a single flight
+// strip) leave the rotation about that line free: GPS noise decides it, and the model can come out
+// rolled by any angle, even upside down (lund: the cameras' "down" pointed up after
+// model_aligner). When the cameras are nearly collinear (spread across the line under
+// COLLINEAR_RATIO of the spread along it), `levelAlongTrack` turns the model about the line,
+// through the cameras' centre, to the angle where the cameras' x axes (image right) are most level
+// (least squares, searched in 0.25 degree steps) with their y + z axes (image down plus optical
+// axis) pointing down on average. Handheld photos (y down, z level), nadir photos (z down) and
+// obliques from a gimbal alike have a level x axis. Positions along the line, and so the fit to
+// GPS, barely change.
+import { conjugateQuaternion, multiplyQuaternions, normalizeQuaternion, quaternionFromAxisAngle, quaternionToMatrix, rotateVector, type Quaternion, type Vec3 } from '../../../shared/geo/rotation.ts';
+import type { ColmapModel } from './colmap-model.ts';
+
+export const COLLINEAR_RATIO = 0.2;
+
+export interface Leveling {
+  /** Spread of the camera centres across their main direction / along it. */
+  spreadRatio: number;
+  /** Rotation applied about the track, degrees (0: none needed or positions not collinear). */
+  rotationDeg: number;
+}
+
+function cameraCentre(q: Quaternion, t: Vec3): Vec3 {
+  const R = quaternionToMatrix(q);
+  return [0, 1, 2].map((a) => -(R[0][a] * t[0] + R[1][a] * t[1] + R[2][a] * t[2])) as Vec3;
+}
+
+/** Levels a model in a right-handed frame whose z is up (in place). */
+export function levelAlongTrack(model: ColmapModel): Leveling {
+  const centres = model.images.map((img) => cameraCentre(img.qvec, img.tvec));
+  if (centres.length < 2) return { spreadRatio: 0, rotationDeg: 0 };
+  const c: Vec3 = [0, 1, 2].map((a) => centres.reduce((s, p) => s + p[a], 0) / centres.length) as Vec3;
+  const cov = [0, 1, 2].map((i) => [0, 1, 2].map((j) => centres.reduce((s, p) => s + (p[i] - c[i]) * (p[j] - c[j]), 0) / centres.length));
+  // Main direction by power iteration.
+  let a: Vec3 = [1, 1, 1];
+  for (let k = 0; k < 100; k++) {
+    const next: Vec3 = [0, 1, 2].map((i) => cov[i][0] * a[0] + cov[i][1] * a[1] + cov[i][2] * a[2]) as Vec3;
+    const n = Math.hypot(...next);
+    if (!(n > 0)) return { spreadRatio: 0, rotationDeg: 0 };
+    a = next.map((v) => v / n) as Vec3;
+  }
+  const along = a[0] * (cov[0][0] * a[0] + cov[0][1] * a[1] + cov[0][2] * a[2]) + a[1] * (cov[1][0] * a[0] + cov[1][1] * a[1] + cov[1][2] * a[2]) + a[2] * (cov[2][0] * a[0] + cov[2][1] * a[1] + cov[2][2] * a[2]);
+  const total = cov[0][0] + cov[1][1] + cov[2][2];
+  const spreadRatio = along > 0 ? Math.sqrt(Math.max(0, total - along) / along) : 0;
+  if (spreadRatio >= COLLINEAR_RATIO) return { spreadRatio, rotationDeg: 0 };
+
+  // The angle about the track that levels the cameras' x axes (image right) best, among those
+  // where their y + z axes point down on average (the level solution and its upside-down twin
+  // both have level x axes).
+  const axes = model.images.map((img) => {
+    const R = quaternionToMatrix(img.qvec); // world -> camera: rows are the camera axes in world
+    return { x: R[0] as Vec3, yz: [R[1][0] + R[2][0], R[1][1] + R[2][1], R[1][2] + R[2][2]] as Vec3 };
+  });
+  let angle = 0;
+  let best = Infinity;
+  for (let step = 0; step < 1440; step++) {
+    const theta = (step / 1440) * 2 * Math.PI;
+    const turn = quaternionFromAxisAngle(a, theta);
+    let cost = 0;
+    let downness = 0;
+    for (const { x, yz } of axes) {
+      cost += rotateVector(turn, x)[2] ** 2;
+      downness += rotateVector(turn, yz)[2];
+    }
+    if (downness < 0 && cost < best) {
+      best = cost;
+      angle = theta > Math.PI ? theta - 2 * Math.PI : theta;
+    }
+  }
+  if (best === Infinity) return { spreadRatio, rotationDeg: 0 };
+  const Q = quaternionFromAxisAngle(a, angle);
+
+  // Points: X' = Q (X - c) + c.
+  const p = model.positions;
+  for (let i = 0; i < p.length; i += 3) {
+    const r = rotateVector(Q, [p[i] - c[0], p[i + 1] - c[1], p[i + 2] - c[2]]);
+    p[i] = r[0] + c[0];
+    p[i + 1] = r[1] + c[1];
+    p[i + 2] = r[2] + c[2];
+  }
+  // Poses: R' = R Q^T, t' = t + R c - R' c.
+  for (const img of model.images) {
+    const R = quaternionToMatrix(img.qvec);
+    const q2 = normalizeQuaternion(multiplyQuaternions(img.qvec, conjugateQuaternion(Q)));
+    const R2 = quaternionToMatrix(q2);
+    const Rc = [0, 1, 2].map((r) => R[r][0] * c[0] + R[r][1] * c[1] + R[r][2] * c[2]);
+    const R2c = [0, 1, 2].map((r) => R2[r][0] * c[0] + R2[r][1] * c[1] + R2[r][2] * c[2]);
+    img.tvec = [0, 1, 2].map((r) => img.tvec[r] + Rc[r] - R2c[r]) as Vec3;
+    img.qvec = q2;
+  }
+  return { spreadRatio, rotationDeg: (angle * 180) / Math.PI };
+}
+
+/**
+ * After leveling, the fit to the GPS positions again, keeping the model level: scale, a turn about
+ * the vertical and a translation (4 degrees of freedom, least squares; positions further than
+ * `maxError` from the first fit are left out of the second). Applied in place; returns the scale
+ * and the turn (degrees).
+ */
+export function refitLevel(model: ColmapModel, references: Map<string, Vec3>, maxError: number): { scale: number; turnDeg: number; used: number } | null {
+  const pairs = model.images.filter((img) => references.has(img.name)).map((img) => ({ c: cameraCentre(img.qvec, img.tvec), r: references.get(img.name)! }));
+  if (pairs.length < 2) return null;
+  const fit = (list: typeof pairs) => {
+    const cm: Vec3 = [0, 1, 2].map((a) => list.reduce((s, p) => s + p.c[a], 0) / list.length) as Vec3;
+    const rm: Vec3 = [0, 1, 2].map((a) => list.reduce((s, p) => s + p.r[a], 0) / list.length) as Vec3;
+    let sin = 0;
+    let cos = 0;
+    for (const { c, r } of list) {
+      const [ax, ay] = [c[0] - cm[0], c[1] - cm[1]];
+      const [bx, by] = [r[0] - rm[0], r[1] - rm[1]];
+      sin += ax * by - ay * bx;
+      cos += ax * bx + ay * by;
+    }
+    const theta = Math.atan2(sin, cos);
+    const Q = quaternionFromAxisAngle([0, 0, 1], theta);
+    let num = 0;
+    let den = 0;
+    for (const { c, r } of list) {
+      const a = rotateVector(Q, [c[0] - cm[0], c[1] - cm[1], c[2] - cm[2]]);
+      num += a[0] * (r[0] - rm[0]) + a[1] * (r[1] - rm[1]) + a[2] * (r[2] - rm[2]);
+      den += a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
+    }
+    const s = den > 0 ? num / den : 1;
+    const qc = rotateVector(Q, cm);
+    const t: Vec3 = [rm[0] - s * qc[0], rm[1] - s * qc[1], rm[2] - s * qc[2]];
+    const residual = (p: (typeof pairs)[number]) => {
+      const x = rotateVector(Q, p.c);
+      return Math.hypot(s * x[0] + t[0] - p.r[0], s * x[1] + t[1] - p.r[1], s * x[2] + t[2] - p.r[2]);
+    };
+    return { theta, Q, s, t, residual };
+  };
+  let result = fit(pairs);
+  const inliers = pairs.filter((p) => result.residual(p) <= maxError);
+  if (inliers.length >= 3 && inliers.length < pairs.length) result = fit(inliers);
+  const { Q, s, t } = result;
+  if (!(s > 0) || !Number.isFinite(s)) return null;
+
+  // Points: X' = s Q X + t.
+  const p = model.positions;
+  for (let i = 0; i < p.length; i += 3) {
+    const r = rotateVector(Q, [p[i], p[i + 1], p[i + 2]]);
+    p[i] = s * r[0] + t[0];
+    p[i + 1] = s * r[1] + t[1];
+    p[i + 2] = s * r[2] + t[2];
+  }
+  // Poses: R' = R Q^T, t' = s t_cam - R' t.
+  for (const img of model.images) {
+    const q2 = normalizeQuaternion(multiplyQuaternions(img.qvec, conjugateQuaternion(Q)));
+    const R2 = quaternionToMatrix(q2);
+    img.tvec = [0, 1, 2].map((r) => s * img.tvec[r] - (R2[r][0] * t[0] + R2[r][1] * t[1] + R2[r][2] * t[2])) as Vec3;
+    img.qvec = q2;
+  }
+  return { scale: s, turnDeg: (result.theta * 180) / Math.PI, used: inliers.length >= 3 ? inliers.length : pairs.length };
+}

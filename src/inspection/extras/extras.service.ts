@@ -1,0 +1,57 @@
+// Inspection extras (spec "Inspection extras"): `coordinate_system` and `offset_3d_xyz`.
+//
+// The output coordinate system of an inspection is the WGS 84 / UTM zone of its photos
+// (`EPSG:326NN` north, `EPSG:327NN` south), metres; `offset_3d_xyz` is [easting, northing,
+// altitude] of the photos' centre rounded to whole metres, the offset that point clouds and
+// local coordinates (coords_3d, base_plate_location, measurements) are written relative to, as
+// photogrammetry outputs usually are. Before any photo is analysed, the asset's position decides
+// the zone and the offset is [0, 0, 0]; with neither, coordinate_system is "" (not known yet).
+// Once processing has produced cameras, both are fixed.
+import proj4 from 'proj4';
+import { utmZone as sharedUtmZone } from '../../shared/geo/utm.ts';
+import type { Kysely } from 'kysely';
+import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
+import type { AuthContext } from '../auth/auth.service.ts';
+import type { InspectionService } from '../inspections/inspection.service.ts';
+
+export interface Extras {
+  coordinate_system: string;
+  offset_3d_xyz: number[];
+}
+
+export class ExtrasService {
+  constructor(
+    private readonly db: Kysely<InspectionTables>,
+    private readonly inspections: InspectionService,
+  ) {}
+
+  async get(auth: AuthContext, id: number): Promise<Extras> {
+    return this.of(await this.inspections.require(auth, id));
+  }
+
+  async of(inspection: InspectionRow): Promise<Extras> {
+    const centre = await this.db
+      .selectFrom('inspection.cameras')
+      .select((eb) => [eb.fn.avg<number>('latitude').as('lat'), eb.fn.avg<number>('longitude').as('lon'), eb.fn.avg<number>('elevation').as('alt')])
+      .where('inspection_id', '=', inspection.id)
+      .where('latitude', 'is not', null)
+      .where('longitude', 'is not', null)
+      .executeTakeFirst();
+    if (centre?.lat != null && centre.lon != null) {
+      const zone = utmZone(Number(centre.lat), Number(centre.lon));
+      const [e, n] = proj4('EPSG:4326', zone.proj4, [Number(centre.lon), Number(centre.lat)]);
+      return { coordinate_system: zone.epsg, offset_3d_xyz: [Math.round(e), Math.round(n), Math.round(Number(centre.alt ?? 0))] };
+    }
+    const asset = await this.db.selectFrom('inspection.assets').select(['latitude', 'longitude']).where('id', '=', inspection.asset_id).executeTakeFirst();
+    if (asset?.latitude != null && asset.longitude != null) {
+      return { coordinate_system: utmZone(Number(asset.latitude), Number(asset.longitude)).epsg, offset_3d_xyz: [0, 0, 0] };
+    }
+    return { coordinate_system: '', offset_3d_xyz: [0, 0, 0] };
+  }
+}
+
+/** The zone from src/shared/geo/utm.ts (Norway and Svalbard exceptions included) as an EPSG code and a proj4 definition. */
+function utmZone(latitude: number, longitude: number): { epsg: string; proj4: string } {
+  const { zone, hemisphere, epsg } = sharedUtmZone(latitude, longitude);
+  return { epsg: `EPSG:${epsg}`, proj4: `+proj=utm +zone=${zone}${hemisphere === 'S' ? ' +south' : ''} +datum=WGS84 +units=m +no_defs` };
+}

@@ -1,0 +1,72 @@
+// Lists (CONTRACT section 1): a plain JSON array, or, when the client sends `page` and/or
+// `page_size` (at most 1000), the envelope `{count, next, previous, results}` of Django REST
+// Framework's page-number pagination. One helper for every list of the inspection API:
+// a route passes its query and a source, either an array or a counted, windowed query.
+import { Type, type TSchema } from 'typebox';
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../../infra/http/errors.ts';
+
+export const MAX_PAGE_SIZE = 1000;
+export const DEFAULT_PAGE_SIZE = 100;
+
+export const PageQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE })),
+});
+
+export interface PageParams {
+  page?: number;
+  page_size?: number;
+}
+
+/** Response schema of a list: the array, or the page envelope. */
+export function ListOf<T extends TSchema>(item: T) {
+  return Type.Union([
+    Type.Array(item),
+    Type.Object({
+      count: Type.Integer(),
+      next: Type.Union([Type.String(), Type.Null()]),
+      previous: Type.Union([Type.String(), Type.Null()]),
+      results: Type.Array(item),
+    }),
+  ]);
+}
+
+/** A list that can be counted and read by windows (SQL limit/offset). */
+export interface WindowedSource<T> {
+  count(): Promise<number>;
+  fetch(window?: { limit: number; offset: number }): Promise<T[]>;
+}
+
+export type ListSource<T> = T[] | WindowedSource<T>;
+
+export interface Page<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
+
+export async function respondList<T>(request: FastifyRequest, query: PageParams, source: ListSource<T>): Promise<T[] | Page<T>> {
+  const paged = query.page !== undefined || query.page_size !== undefined;
+  if (!paged) return Array.isArray(source) ? source : source.fetch();
+  const page = query.page ?? 1;
+  const size = query.page_size ?? DEFAULT_PAGE_SIZE;
+  const offset = (page - 1) * size;
+  const count = Array.isArray(source) ? source.length : await source.count();
+  // Django REST Framework answers 404 "Invalid page." past the last page (page 1 always exists).
+  if (page > 1 && offset >= count) throw new ApiError(404, 'not_found', 'Invalid page.');
+  const results = Array.isArray(source) ? source.slice(offset, offset + size) : await source.fetch({ limit: size, offset });
+  return {
+    count,
+    next: offset + size < count ? pageUrl(request, page + 1) : null,
+    previous: page > 1 ? pageUrl(request, page - 1) : null,
+    results,
+  };
+}
+
+function pageUrl(request: FastifyRequest, page: number): string {
+  const url = new URL(request.url, `${request.protocol}://${request.host}`);
+  url.searchParams.set('page', String(page));
+  return url.toString();
+}

@@ -1,0 +1,9 @@
+// Nullable primitives for request schemas. The HTTP server's Ajv coerces types, and an
+// `anyOf: [number, null]` would turn a null into 0 (a string branch into "", a boolean into
+// false) before the null branch is tried. `type: [T, 'null']` keeps null as null.
+import { Type, type Static, type TSchema } from 'typebox';
+
+export function Nullable<T extends TSchema>(schema: T) {
+  const type = (schema as unknown as { type: string }).type;
+  return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] });
+}

@@ -1,0 +1,31 @@
+// Inspection rows -> records, with the retries each record shows (one query for any number of rows).
+import type { Kysely } from 'kysely';
+import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
+import { mapInspection, type InspectionRecord, type RetryInfo } from './inspection.mapper.ts';
+
+export async function toRecords(db: Kysely<InspectionTables>, rows: InspectionRow[]): Promise<InspectionRecord[]> {
+  const mains = [...new Set(rows.map((r) => r.retry_of ?? r.id))];
+  const byMain = new Map<number, RetryInfo[]>();
+  if (mains.length > 0) {
+    const retries = await db
+      .selectFrom('inspection.inspections')
+      .select(['id', 'status', 'created_at', 'retry_of'])
+      .where('retry_of', 'in', mains)
+      .where('deleted_at', 'is', null)
+      .orderBy('id')
+      .execute();
+    for (const r of retries) {
+      const list = byMain.get(r.retry_of!) ?? [];
+      list.push({ id: r.id, status: r.status, created_at: r.created_at });
+      byMain.set(r.retry_of!, list);
+    }
+  }
+  return rows.map((row) => {
+    const bundleRetries = byMain.get(row.retry_of ?? row.id) ?? [];
+    return mapInspection(row, { retries: row.retry_of === null ? bundleRetries : [], bundleRetries });
+  });
+}
+
+export async function toRecord(db: Kysely<InspectionTables>, row: InspectionRow): Promise<InspectionRecord> {
+  return (await toRecords(db, [row]))[0];
+}

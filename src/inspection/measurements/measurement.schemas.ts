@@ -1,0 +1,56 @@
+// TypeBox schemas of measurements (spec "Measurement", CONTRACT section 2).
+import { Type } from 'typebox';
+
+const HexColour = Type.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$', description: 'Hex colour, e.g. #ff0000' });
+
+export const MeasurementProperties = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 255 })),
+    description: Type.Optional(Type.String({ maxLength: 10000 })),
+    color: Type.Optional(HexColour),
+    color_fill: Type.Optional(HexColour),
+    visible: Type.Optional(Type.Boolean()),
+    camera_position: Type.Optional(Type.Array(Type.Number(), { minItems: 3, maxItems: 3 })),
+  },
+  { additionalProperties: true, description: 'Known keys are checked; others are kept as given.' },
+);
+
+export const GeometryInput = Type.Object({
+  type: Type.String({ description: 'Point, LineString or Polygon' }),
+  coordinates: Type.Unknown({ description: 'Positions of three numbers [x, y, z]; Polygon rings closed' }),
+  bbox: Type.Optional(Type.Unknown({ description: 'Ignored: the service computes it' })),
+});
+
+const Tags = Type.Array(Type.String({ maxLength: 255 }), { maxItems: 100 });
+const Extension = Type.Record(Type.String(), Type.Unknown());
+
+export const MeasurementInput = Type.Object({
+  properties: Type.Optional(MeasurementProperties),
+  tags: Type.Optional(Tags),
+  geometry: GeometryInput,
+  extension: Type.Optional(Extension),
+});
+
+export const CreateMeasurementsBody = Type.Object({ annotations: Type.Array(MeasurementInput, { minItems: 1, maxItems: 1000 }) });
+
+/** PUT: properties, tags and geometry required. */
+export const PutMeasurementBody = Type.Object({ properties: MeasurementProperties, tags: Tags, geometry: GeometryInput, extension: Type.Optional(Extension) });
+/** PATCH: any subset. */
+export const PatchMeasurementBody = Type.Partial(PutMeasurementBody);
+
+export const MeasurementParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+  annotation_id: Type.String({ minLength: 1, maxLength: 64 }),
+});
+
+export const Measurement = Type.Object({
+  id: Type.String(),
+  properties: Type.Record(Type.String(), Type.Unknown()),
+  tags: Type.Array(Type.String()),
+  geometry: Type.Object({ type: Type.String(), coordinates: Type.Unknown(), bbox: Type.Array(Type.Number()) }),
+  extension: Type.Record(Type.String(), Type.Unknown()),
+  entity_type: Type.String(),
+  entity_id: Type.Integer(),
+  created: Type.String({ format: 'date-time' }),
+  modified: Type.String({ format: 'date-time' }),
+});

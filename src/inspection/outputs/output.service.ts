@@ -1,0 +1,47 @@
+// Outputs of an inspection (spec "Get outputs"): `[{output_type, url}]`, a presigned GET URL per
+// file that exists now, valid DOWNLOAD_URL_TTL_SECONDS (CONTRACT: at least one hour).
+// - the cloud project's outputs whose availability is `done`, under the cloud's names
+//   (`calibrated_camera_parameters_json`, `point_cloud`, ...);
+// - this service's own files: `report_pdf` and `report_json` once a report is available, and
+//   `input_zip` (the cloud's name for it) once the inputs ZIP is built.
+import type { AuthContext } from '../auth/auth.service.ts';
+import type { InspectionService } from '../inspections/inspection.service.ts';
+import type { CloudClient } from '../cloud-client/cloud-client.ts';
+import { ApiError } from '../../infra/http/errors.ts';
+import { DOWNLOAD_URL_TTL_SECONDS, type FileStore } from '../storage/inspection-files.ts';
+
+export interface OutputRecord {
+  output_type: string;
+  url: string;
+}
+
+export class OutputService {
+  constructor(
+    private readonly inspections: InspectionService,
+    private readonly cloud: CloudClient,
+    private readonly files: FileStore,
+  ) {}
+
+  async list(auth: AuthContext, id: number): Promise<OutputRecord[]> {
+    const inspection = await this.inspections.require(auth, id);
+    const presign = (bucket: string, key: string) => this.files.store.presignGetUrl(bucket, key, DOWNLOAD_URL_TTL_SECONDS);
+    const outputs: OutputRecord[] = [];
+    if (inspection.project_id !== null) {
+      const cloudOutputs = await this.cloud.outputs(inspection.project_id).catch((err) => {
+        if (err instanceof ApiError && err.statusCode === 404) return [];
+        throw err;
+      });
+      for (const o of cloudOutputs) {
+        if (o.availability === 'done' && o.s3_key) outputs.push({ output_type: o.output_type, url: await presign(o.s3_bucket ?? this.files.bucket, o.s3_key) });
+      }
+    }
+    if (inspection.inputs_zip_status === 'available' && inspection.inputs_zip_key) {
+      outputs.push({ output_type: 'input_zip', url: await presign(this.files.bucket, inspection.inputs_zip_key) });
+    }
+    if (inspection.report_status === 'available' && inspection.report_pdf_key && inspection.report_json_key) {
+      outputs.push({ output_type: 'report_pdf', url: await presign(this.files.bucket, inspection.report_pdf_key) });
+      outputs.push({ output_type: 'report_json', url: await presign(this.files.bucket, inspection.report_json_key) });
+    }
+    return outputs;
+  }
+}

@@ -1,0 +1,28 @@
+// POST /v1/inspections/{id}/report/ -> 202 {} (see report.service.ts).
+import type { HttpServer } from '../../infra/http/http-server.ts';
+import type { InspectionRouteDeps } from '../inspection.routes.ts';
+import { emptyBodyAsObject } from '../http/empty-body.ts';
+import { ReportBody } from './report-options.ts';
+import * as S from '../inspection.schemas.ts';
+
+export function registerReportRoutes(r: HttpServer, deps: InspectionRouteDeps): void {
+  r.post(
+    '/v1/inspections/:id/report/',
+    {
+      preValidation: emptyBodyAsObject,
+      schema: {
+        tags: ['reports'],
+        description:
+          'Builds a PDF and a JSON report in the background; report_status goes processing -> available (or error); the files appear in outputs as report_pdf and report_json. 409 while a report is being built.',
+        headers: S.AuthHeaders,
+        params: S.IdParams,
+        body: ReportBody,
+        response: { 202: S.EmptyObject, ...S.errorResponses },
+      },
+    },
+    async (request, reply) => {
+      reply.status(202);
+      return deps.reports.request(request.auth, request.params.id, request.body);
+    },
+  );
+}

@@ -1,0 +1,129 @@
+// Reports (spec "Generate report"): POST /v1/inspections/{id}/report/ answers 202 `{}`, sets
+// `report_status` to `processing` and queues a job that builds the report as JSON (report_json)
+// and PDF (report_pdf) into storage, then sets `report_status` to `available` (or `error`). Both
+// files are then listed by GET …/outputs/. A new request while one is being built is a 409;
+// a build that has not finished within STALE_BUILD_MS can be requested again.
+import { buffer } from 'node:stream/consumers';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { InspectionRow, InspectionTables, ReportOptions } from '../inspection.tables.ts';
+import type { AuthContext } from '../auth/auth.service.ts';
+import type { InspectionService } from '../inspections/inspection.service.ts';
+import type { AnnotationService } from '../annotations/annotation.service.ts';
+import type { MeasurementService } from '../measurements/measurement.service.ts';
+import type { ExtrasService } from '../extras/extras.service.ts';
+import type { CloudClient } from '../cloud-client/cloud-client.ts';
+import type { JobQueue } from '../../infra/jobs/job-queue.ts';
+import type { InspectionJobs } from '../inspection.jobs.ts';
+import { conflict } from '../../infra/http/errors.ts';
+import { STALE_BUILD_MS, inspectionFiles, type FileStore } from '../storage/inspection-files.ts';
+import { collectReportData, type ReportAnnotation } from './report-data.ts';
+import { createReportDocument, drawReport } from './report-pdf.ts';
+import { annotatedCrop } from './photo-crops.ts';
+import { rectangleOf } from '../annotations/annotation-data.ts';
+import { reportOptions } from './report-options.ts';
+
+/** Photos larger than this are not read into memory for a crop. */
+const MAX_PHOTO_BYTES = 200 * 1024 * 1024;
+
+export class ReportService {
+  constructor(
+    private readonly db: Kysely<InspectionTables>,
+    private readonly inspections: InspectionService,
+    private readonly annotations: AnnotationService,
+    private readonly measurements: MeasurementService,
+    private readonly extras: ExtrasService,
+    private readonly cloud: CloudClient,
+    private readonly files: FileStore,
+    private readonly jobs: JobQueue,
+    private readonly logger: Logger,
+  ) {}
+
+  async request(auth: AuthContext, id: number, body: Partial<ReportOptions> | undefined): Promise<Record<string, never>> {
+    const visible = await this.inspections.require(auth, id);
+    const options = reportOptions(body);
+    await this.db.transaction().execute(async (trx) => {
+      const inspection = await this.inspections.lock(trx, visible.id);
+      if (inspection.report_status === 'processing' && inspection.report_requested_at && Date.now() - inspection.report_requested_at.getTime() < STALE_BUILD_MS) {
+        throw conflict('A report of this inspection is being generated; wait until report_status is available or error.');
+      }
+      await trx
+        .updateTable('inspection.inspections')
+        .set({ report_status: 'processing', report_options: JSON.stringify(options), report_requested_at: new Date(), report_error: null, updated_at: new Date() })
+        .where('id', '=', inspection.id)
+        .execute();
+      await this.jobs.send<InspectionJobs, 'inspection.build-report'>('inspection.build-report', { inspectionId: inspection.id }, { trx });
+    });
+    return {};
+  }
+
+  /** The job. Idempotent: builds only while the request it was queued for is still the current one. */
+  async build(inspectionId: number): Promise<void> {
+    const inspection = await this.db.selectFrom('inspection.inspections').selectAll().where('id', '=', inspectionId).where('deleted_at', 'is', null).executeTakeFirst();
+    if (!inspection || inspection.report_status !== 'processing' || !inspection.report_requested_at) return;
+    const generation = inspection.report_requested_at.getTime();
+    const keys = { pdf: inspectionFiles.reportPdf(inspection.id, generation), json: inspectionFiles.reportJson(inspection.id, generation) };
+    try {
+      await this.write(inspection, inspection.report_options ?? reportOptions(undefined), keys);
+    } catch (err) {
+      this.logger.error({ err, inspectionId }, 'report generation failed');
+      await this.finish(inspection.id, generation, { report_status: 'error', report_error: (err as Error).message.slice(0, 500) });
+      return;
+    }
+    const previous = await this.finish(inspection.id, generation, { report_status: 'available', report_pdf_key: keys.pdf, report_json_key: keys.json });
+    if (previous === undefined) {
+      await this.files.store.deletePrefix(this.files.bucket, keys.pdf.slice(0, keys.pdf.lastIndexOf('/') + 1)); // superseded
+    } else if (previous.pdf && previous.pdf !== keys.pdf) {
+      await this.files.store.deletePrefix(this.files.bucket, previous.pdf.slice(0, previous.pdf.lastIndexOf('/') + 1));
+    }
+    this.logger.info({ inspectionId }, 'report ready');
+  }
+
+  private async write(inspection: InspectionRow, options: ReportOptions, keys: { pdf: string; json: string }): Promise<void> {
+    const [annotations, measurements, extras] = await Promise.all([
+      this.annotations.allOf(inspection, false),
+      this.measurements.allOf(inspection),
+      this.extras.of(inspection),
+    ]);
+    const { data, cameras } = await collectReportData(this.db, { inspection, annotations, measurements, extras, options });
+    const photoBucket = inspection.project_id !== null && data.annotations?.length ? (await this.cloud.getProject(inspection.project_id)).bucket_name : this.files.bucket;
+    await this.files.store.putObject(this.files.bucket, keys.json, Buffer.from(JSON.stringify(data, null, 2)), { contentType: 'application/json' });
+
+    const crop = async (annotation: ReportAnnotation) => {
+      const camera = cameras.get(annotation.photo.photo_id);
+      if (!camera) return null;
+      const object = await this.files.store.getObject(photoBucket, camera.image_key);
+      if (object.info.size > MAX_PHOTO_BYTES) {
+        object.body.destroy();
+        return null;
+      }
+      return annotatedCrop(await buffer(object.body), rectangleOf(annotation.coords_2d));
+    };
+    const doc = createReportDocument(data);
+    const upload = this.files.store.putObject(this.files.bucket, keys.pdf, doc, { contentType: 'application/pdf' });
+    upload.catch(() => undefined); // a store failure while drawing is awaited below, never left unhandled
+    try {
+      await drawReport(doc, data, crop);
+      doc.end();
+    } catch (err) {
+      doc.destroy(err as Error);
+      await upload.catch(() => undefined);
+      throw err;
+    }
+    await upload;
+  }
+
+  /** Records the outcome if the build is still the current one; returns the previous file keys, or undefined when superseded. */
+  private finish(inspectionId: number, generation: number, changes: Record<string, unknown>): Promise<{ pdf: string | null } | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const locked = await this.inspections.lock(trx, inspectionId);
+      if (locked.deleted_at || locked.report_status !== 'processing' || locked.report_requested_at?.getTime() !== generation) return undefined;
+      await trx
+        .updateTable('inspection.inspections')
+        .set({ ...changes, updated_at: new Date() })
+        .where('id', '=', inspectionId)
+        .execute();
+      return { pdf: locked.report_pdf_key };
+    });
+  }
+}

@@ -1,0 +1,27 @@
+// Where the inspection service keeps the files it builds (inputs ZIPs, reports): in the shared
+// object store, under a prefix of its own, out of reach of the temporary credentials clients get
+// (those only cover a cloud project's upload prefix). Clients download them with presigned URLs.
+import type { ObjectStore } from '../../infra/storage/object-store.ts';
+
+/** Lifetime of the presigned URLs handed out in outputs and inputs answers (CONTRACT: at least 1 hour). */
+export const DOWNLOAD_URL_TTL_SECONDS = 6 * 3600;
+
+/**
+ * Keys of one inspection's files. `generation` (the time the file was requested, ms) keeps a
+ * slow, superseded build from overwriting the file of a newer request.
+ */
+export const inspectionFiles = {
+  prefix: (inspectionId: number) => `inspection-service/inspections/${inspectionId}/`,
+  inputsZip: (inspectionId: number, generation: number) => `inspection-service/inspections/${inspectionId}/inputs/${generation}/inputs-${inspectionId}.zip`,
+  reportPdf: (inspectionId: number, generation: number) => `inspection-service/inspections/${inspectionId}/report/${generation}/report-${inspectionId}.pdf`,
+  reportJson: (inspectionId: number, generation: number) => `inspection-service/inspections/${inspectionId}/report/${generation}/report-${inspectionId}.json`,
+};
+
+/** A background build that has not finished within this long is considered dead and can be requested again. */
+export const STALE_BUILD_MS = 3600 * 1000;
+
+/** The object store and the bucket of the service's own files. */
+export interface FileStore {
+  store: ObjectStore;
+  bucket: string;
+}

@@ -1,0 +1,194 @@
+// Reports: POST /v1/inspections/{id}/report/ -> 202 {}, report_status processing -> available,
+// report_pdf and report_json in outputs, every include_* flag and extra_remarks honoured; the PDF
+// checked with poppler (text, embedded photo crops, rendered pages).
+//
+// Set REPORT_ARTIFACTS_DIR to keep the PDFs and their PNG renderings for a look.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
+import { assertNoServerErrors, processedInspection, waitFor } from './helpers/inspection-fixtures.ts';
+import { requireTool } from './helpers/system-tools.ts';
+
+const run = promisify(execFile);
+
+describe('inspection service: reports', () => {
+  let system: TestSystem;
+  let account: TestAccount;
+  let inspectionId: number;
+  let workDir: string;
+  before(async () => {
+    system = await startTestSystem();
+    account = await system.newAccount();
+    const processed = await processedInspection(account, {}, { name: 'Tower 17 Lausanne', description: 'Lattice tower' });
+    inspectionId = processed.inspection.id;
+    const [a, b, c] = processed.cameras;
+    const annotate = (photo: number, extra: Record<string, unknown>) =>
+      account.client.expect(201, 'POST', '/v1/annotations/', { inspection: inspectionId, photo_id: photo, ...extra });
+    await annotate(a.photo_id, {
+      type: 'Corrosion',
+      name: 'Rust on leg A',
+      severity_level: 4,
+      description: 'Surface rust near the base plate',
+      data: { coords_2d: [[0.2, 0.25], [0.45, 0.25], [0.45, 0.55], [0.2, 0.55]], links: [{ link: 'https://tickets.example.org/42', description: 'Ticket 42' }] },
+    });
+    await annotate(b.photo_id, { type: 'Crack', name: 'Weld crack', severity_level: 5, data: { coords_2d: [[0.6, 0.1], [0.9, 0.1], [0.9, 0.35], [0.6, 0.35]] } });
+    await annotate(c.photo_id, { type: 'Vegetation', name: 'Hidden ivy', is_visible: false, data: { coords_2d: [[0, 0.7], [0.3, 0.7], [0.3, 1], [0, 1]] } });
+    await account.client.expect(201, 'POST', `/v1/inspections/${inspectionId}/measurements/`, {
+      annotations: [
+        { properties: { name: 'Base plate' }, tags: ['area'], geometry: { type: 'Polygon', coordinates: [[[0, 0, 0], [2, 0, 0], [2, 2, 0], [0, 2, 0], [0, 0, 0]]] } },
+        { properties: { name: 'Leg height' }, tags: [], geometry: { type: 'LineString', coordinates: [[0, 0, 0], [0, 0, 30]] } },
+        { properties: { name: 'Antenna spot' }, tags: [], geometry: { type: 'Point', coordinates: [1, 1, 28] } },
+        { properties: { name: 'Hidden line', visible: false }, tags: [], geometry: { type: 'LineString', coordinates: [[0, 0, 0], [3, 4, 0]] } },
+      ],
+    });
+    workDir = process.env.REPORT_ARTIFACTS_DIR ?? tempDir('oi-report-');
+    fs.mkdirSync(workDir, { recursive: true });
+  });
+  after(async () => {
+    await system?.stop();
+    if (!process.env.REPORT_ARTIFACTS_DIR && workDir) fs.rmSync(workDir, { recursive: true, force: true });
+  });
+
+  /** Requests a report, waits until it is available, returns its JSON and the path of its PDF. */
+  async function report(body: Record<string, unknown> | undefined, name: string) {
+    const started = await account.client.request('POST', `/v1/inspections/${inspectionId}/report/`, body);
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    assert.deepEqual(started.body, {});
+    const status = (await account.client.getInspection(inspectionId)).report_status;
+    assert.ok(status === 'processing' || status === 'available', status);
+    const done = await waitFor('report', async () => {
+      const i = await account.client.getInspection(inspectionId);
+      assert.notEqual(i.report_status, 'error');
+      return i.report_status === 'available' ? i : undefined;
+    });
+    assert.equal(done.report_status, 'available');
+    const outputs = await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/outputs/`);
+    const pdfUrl = outputs.find((o: any) => o.output_type === 'report_pdf')?.url;
+    const jsonUrl = outputs.find((o: any) => o.output_type === 'report_json')?.url;
+    assert.ok(pdfUrl && jsonUrl, JSON.stringify(outputs));
+    const json = (await (await fetch(jsonUrl)).json()) as any;
+    const pdf = Buffer.from(await (await fetch(pdfUrl)).arrayBuffer());
+    assert.equal(pdf.subarray(0, 5).toString(), '%PDF-');
+    const pdfPath = path.join(workDir, `${name}.pdf`);
+    fs.writeFileSync(pdfPath, pdf);
+    return { json, pdfPath };
+  }
+
+  it('builds the default report: asset, inspection, user with e-mail, every annotation with its photo crop, every measurement, inventory', async (t) => {
+    const { json, pdfPath } = await report(undefined, 'default');
+    assert.equal(json.asset.name, 'Tower 17 Lausanne');
+    assert.equal(json.asset.type_description, 'Self-support');
+    assert.equal(json.inspection.id, inspectionId);
+    assert.equal(json.user.username, account.username);
+    assert.equal(json.user.email, `${account.username}@example.test`, 'include_email defaults to true');
+    assert.deepEqual(
+      json.annotations.map((a: any) => [a.number, a.type]),
+      [
+        [1, 'Corrosion'],
+        [2, 'Crack'],
+        [3, 'Vegetation'],
+      ],
+      'include_only_visible defaults to false',
+    );
+    assert.deepEqual(
+      json.measurements.map((m: any) => m.name),
+      ['Base plate', 'Leg height', 'Antenna spot', 'Hidden line'],
+    );
+    const plate = json.measurements[0];
+    assert.equal(plate.area, 4);
+    assert.equal(plate.length, 8);
+    assert.equal(json.measurements[1].length, 30);
+    assert.deepEqual(json.inventory_items, []);
+    assert.equal(json.share_token, null, 'include_sharetoken: present (sharing not available yet)');
+    assert.ok(!('plans_2d' in json), 'include_2d_plans defaults to false');
+    assert.equal(json.extra_remarks, null);
+
+    if (!requireTool(t, '/usr/bin/pdftoppm', 'poppler-utils')) return;
+    const text = (await run('/usr/bin/pdftotext', ['-layout', pdfPath, '-'])).stdout;
+    const flat = text.replace(/\s+/g, ' ');
+    for (const expected of ['Inspection report', 'Tower 17 Lausanne', '#1 Corrosion - Rust on leg A', '#2 Crack - Weld crack', '#3 Vegetation - Hidden ivy', 'Severity: 4 (High)', 'Surface rust near the base plate', 'https://tickets.example.org/42', 'Base plate', 'area 4.00 m2', 'length 30.00 m', 'No inventory items', `${account.username}@example.test`]) {
+      assert.ok(flat.includes(expected), `PDF text has "${expected}"`);
+    }
+    const images = (await run('/usr/bin/pdfimages', ['-list', pdfPath])).stdout.trim().split('\n').slice(2);
+    assert.equal(images.length, 3, 'one photo crop per annotation');
+    await run('/usr/bin/pdftoppm', ['-png', '-r', '60', pdfPath, path.join(workDir, 'default')]);
+    const pages = fs.readdirSync(workDir).filter((f) => f.startsWith('default') && f.endsWith('.png'));
+    assert.ok(pages.length >= 1);
+    for (const page of pages) assert.ok(fs.statSync(path.join(workDir, page)).size > 1000);
+  });
+
+  it('honours every flag: no e-mail, no annotations, no polygons, no lines, no inventory, only visible, no share token, 2D plans, extra remarks', async (t) => {
+    const { json, pdfPath } = await report(
+      {
+        include_email: false,
+        include_annotations: false,
+        include_polygon_measurements: false,
+        include_line_measurements: false,
+        include_inventory_items: false,
+        include_only_visible: true,
+        include_sharetoken: false,
+        include_2d_plans: true,
+        extra_remarks: 'Climb needed for leg C.',
+      },
+      'flags',
+    );
+    assert.ok(!('email' in json.user));
+    assert.ok(!('annotations' in json));
+    assert.deepEqual(
+      json.measurements.map((m: any) => m.name),
+      ['Antenna spot'],
+      'points only',
+    );
+    assert.ok(!('inventory_items' in json));
+    assert.ok(!('share_token' in json));
+    assert.deepEqual(json.plans_2d, []);
+    assert.equal(json.extra_remarks, 'Climb needed for leg C.');
+    assert.equal(json.options.include_only_visible, true);
+    if (!requireTool(t, '/usr/bin/pdftotext', 'poppler-utils')) return;
+    const text = (await run('/usr/bin/pdftotext', ['-layout', pdfPath, '-'])).stdout;
+    assert.ok(text.includes('Climb needed for leg C.'));
+    assert.ok(text.includes('2D plans'));
+    assert.ok(!text.includes('Annotations'));
+    assert.ok(!text.includes('Inventory'));
+    assert.ok(!text.includes('@example.test'));
+    assert.ok(!text.includes('Base plate'));
+    const images = (await run('/usr/bin/pdfimages', ['-list', pdfPath])).stdout.trim().split('\n').slice(2);
+    assert.equal(images.length, 0, 'no photo crops without annotations');
+  });
+
+  it('include_only_visible leaves hidden annotations and measurements out', async () => {
+    const { json } = await report({ include_only_visible: true }, 'visible');
+    assert.deepEqual(
+      json.annotations.map((a: any) => a.type),
+      ['Corrosion', 'Crack'],
+    );
+    assert.ok(!json.measurements.some((m: any) => m.name === 'Hidden line'));
+  });
+
+  it('refuses a second request while one is being built (409), and invalid bodies (400)', async () => {
+    await account.client.expect(200, 'PATCH', `/v1/inspections/${inspectionId}/`, { report_status: 'processing' });
+    const busy = await account.client.request('POST', `/v1/inspections/${inspectionId}/report/`, {});
+    assert.equal(busy.status, 409);
+    await account.client.expect(200, 'PATCH', `/v1/inspections/${inspectionId}/`, { report_status: 'available' });
+    for (const [body, field] of [
+      [{ include_email: 'sometimes' }, 'include_email'],
+      [{ include_2d_plans: { yes: true } }, 'include_2d_plans'],
+      [{ extra_remarks: 'x'.repeat(10001) }, 'extra_remarks'],
+    ] as const) {
+      const response = await account.client.request('POST', `/v1/inspections/${inspectionId}/report/`, body);
+      assert.equal(response.status, 400, JSON.stringify(body));
+      assert.ok(response.body[field], JSON.stringify(response.body));
+    }
+  });
+
+  it('keeps only the latest report files in storage', async () => {
+    const listing = await system.store.listObjects(system.config.storageBucket, { prefix: `inspection-service/inspections/${inspectionId}/report/` });
+    assert.equal(listing.objects.length, 2, listing.objects.map((o) => o.key).join(', '));
+  });
+
+  it('answered no request with a 5xx', () => assertNoServerErrors(system));
+});
