@@ -119,6 +119,8 @@ describe('inspection service: reports', () => {
     const pages = fs.readdirSync(workDir).filter((f) => f.startsWith('default') && f.endsWith('.png'));
     assert.ok(pages.length >= 1);
     for (const page of pages) assert.ok(fs.statSync(path.join(workDir, page)).size > 1000);
+    // REPORT_PAGES_DIR=/some/folder keeps the PDF and its rendered pages for a person to look at.
+    if (process.env.REPORT_PAGES_DIR) fs.cpSync(workDir, process.env.REPORT_PAGES_DIR, { recursive: true });
   });
 
   it('honours every flag: no e-mail, no annotations, no polygons, no lines, no inventory, only visible, no share token, 2D plans, extra remarks', async (t) => {

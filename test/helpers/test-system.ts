@@ -40,10 +40,23 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
   return {
     url: url.toString(),
     async drop() {
+      // Connections of the stopped system (pg-boss's listener, pool clients) may still be closing:
+      // wait for them rather than killing them, which would surface as errors in this process.
       const c = new pg.Client({ connectionString: base });
       await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
+      try {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await c.query(`drop database if exists ${name}${attempt >= 40 ? ' with (force)' : ''}`);
+            return;
+          } catch (err) {
+            if ((err as { code?: string }).code !== '55006' || attempt >= 40) throw err; // 55006: in use
+            await new Promise((resolve) => setTimeout(resolve, 250));
+          }
+        }
+      } finally {
+        await c.end();
+      }
     },
   };
 }
