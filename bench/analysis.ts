@@ -46,9 +46,9 @@ export async function runAnalysis(options: BenchOptions): Promise<BenchResult> {
   const datasets = DATASETS.filter((d) => fs.existsSync(d.dir));
   if (!fs.existsSync(EXIFTOOL)) throw new Error(`${EXIFTOOL} is not installed (Debian package libimage-exiftool-perl)`);
   if (datasets.length === 0) throw new Error('no dataset found under /work/shared/datasets');
-  // Workers stay on (as in `serve`; with RUN_WORKERS=false on PGlite, a job queued inside a
-  // transaction waits forever for pg-boss's queue lookup: see bench/README.md). The host waits,
-  // untimed, for the job the analysis queues to finish before answering.
+  // Workers stay on, as in `serve`. The host waits, untimed, for the job the analysis queues
+  // (status 4, the cloud project) to finish before answering, so it never runs in the background
+  // of a measurement.
   const host = await startServer({ name: 'analysis-host', database: 'pglite', entry: 'host', cpuProfDir: options.profileDir });
   try {
     const account = await loginDemo(host);
