@@ -3,10 +3,10 @@
 //
 // What the project's time includes: the call as the job worker makes it, in the bench host (the
 // whole server in its own process): re-reading the inspection, status 3, listing the registered
-// keys, fetching storage credentials from the cloud service over HTTP, one ranged S3 GetObject of
-// the first 64 KiB per image through the embedded S3 endpoint (SigV4 signed and verified; more
-// ranges when the metadata lies further), EXIF/XMP parsing, one camera upsert per image, and the
-// final transaction (status 4 + the next job queued). Not included: the pg-boss pickup delay and
+// keys, reading the project's bucket from the cloud service over HTTP, one ranged read of the
+// first 64 KiB per image from the ObjectStore (the local-disk store; more ranges when the metadata
+// lies further), EXIF/XMP parsing, the camera upserts (500 rows per statement), and the final
+// transaction (status 4 + the next job queued). Not included: the pg-boss pickup delay and
 // the upload itself (the photos are uploaded and registered once, untimed).
 // What exiftool's time includes: one `exiftool -json -n <all files>` process, start to exit (Perl
 // start-up included: that is what running it costs), reading the files from the page cache.
@@ -105,7 +105,7 @@ export async function runAnalysis(options: BenchOptions): Promise<BenchResult> {
     }
     result.memory.push(memoryRecord('analysis', host, 'end', { sampledPeakMb: sampler.stop() }));
     result.notes.push(
-      'analysis: project = InspectionPipeline.analyzeImages called in the server process (bench/host.ts) on an inspection reset to 20 Waiting without cameras; storage credentials over HTTP, ranged GetObject via the S3 API, EXIF/XMP parsing, camera upserts, status 4 transaction. exiftool = one `exiftool -json -n` process over the same files, start-up included. One warm-up run of each per dataset not measured.',
+      'analysis: project = InspectionPipeline.analyzeImages called in the server process (bench/host.ts) on an inspection reset to 20 Waiting without cameras; the bucket of the project over HTTP, ranged reads from the ObjectStore, EXIF/XMP parsing, camera upserts, status 4 transaction. exiftool = one `exiftool -json -n` process over the same files, start-up included. One warm-up run of each per dataset not measured.',
     );
   } finally {
     await host.dispose();

@@ -29,9 +29,9 @@ import { resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
 import { localFrame } from '../src/cloud/processing/colmap/georeference.ts';
 import { colmapEnv } from '../src/cloud/processing/colmap/colmap-process.ts';
 import { exifIntrinsics, fileNames } from '../src/cloud/processing/colmap/colmap-engine.ts';
-import { ALIGNMENT_MAX_ERROR_METRES, alignerArgs, chooseMatcher, converterArgs, featureExtractorArgs, groupCameras, mapperArgs, matcherArgs } from '../src/cloud/processing/colmap/colmap-commands.ts';
+import { ALIGNMENT_MAX_ERROR_METRES, alignerArgs, chooseMatcher, converterArgs, featureExtractorArgs, groupCameras, MAPPER_ATTEMPTS, mapperArgs, mapperOutput, matcherArgs } from '../src/cloud/processing/colmap/colmap-commands.ts';
 import { readTextModel, registeredImageCount } from '../src/cloud/processing/colmap/colmap-model.ts';
-import { readLas, type PointCloud } from '../src/shared/pointcloud/index.ts';
+import { readLas, readPointCloudFile, type PointCloud } from '../src/shared/pointcloud/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SHARED = path.resolve(ROOT, '..', 'shared', 'datasets');
@@ -107,8 +107,14 @@ async function bare(dataset: Dataset) {
     await run(featureExtractorArgs(paths, group, list), work, glogDir, log);
   }
   await run(matcherArgs(chooseMatcher(images.length, positions.length), paths), work, glogDir, log);
-  await run(mapperArgs(paths), work, glogDir, log);
-  const models = fs.readdirSync(paths.sparse).map((d) => path.join(paths.sparse, d));
+  // The engine's mapper attempts: again with another seed while images are left out.
+  const models: string[] = [];
+  for (let attempt = 1; attempt <= MAPPER_ATTEMPTS; attempt++) {
+    await fsp.mkdir(mapperOutput(paths, attempt), { recursive: true });
+    await run(mapperArgs(paths, groups.some((g) => g.focalPx === null), attempt), work, glogDir, log);
+    models.push(...fs.readdirSync(mapperOutput(paths, attempt)).map((d) => path.join(mapperOutput(paths, attempt), d)));
+    if (Math.max(0, ...(await Promise.all(models.map(registeredImageCount)))) >= images.length) break;
+  }
   const counts = await Promise.all(models.map(registeredImageCount));
   const best = models[counts.indexOf(Math.max(...counts))];
   const aligned = path.join(work, 'aligned');
@@ -181,37 +187,12 @@ async function service(dataset: Dataset) {
   }
 }
 
-/** Reference LAZ points (laz-perf, WebAssembly), or the reason it could not be read. */
+/** Reference LAZ points (laz-perf, WebAssembly, src/shared/pointcloud/laz.ts), or the reason it could not be read. */
 async function readLaz(file: string): Promise<PointCloud | string> {
-  let createLazPerf: (typeof import('laz-perf'))['createLazPerf'];
   try {
-    ({ createLazPerf } = await import('laz-perf'));
-  } catch {
-    return 'laz-perf is not installed (npm install), reference_model.laz not decoded';
-  }
-  const LazPerf = await createLazPerf();
-  const data = fs.readFileSync(file);
-  const filePtr = LazPerf._malloc(data.length);
-  LazPerf.HEAPU8.set(data, filePtr);
-  const reader = new LazPerf.LASZip();
-  try {
-    reader.open(filePtr, data.length);
-    const count = reader.getCount();
-    const length = reader.getPointLength();
-    const pointPtr = LazPerf._malloc(length);
-    const scale = [data.readDoubleLE(131), data.readDoubleLE(139), data.readDoubleLE(147)];
-    const offset = [data.readDoubleLE(155), data.readDoubleLE(163), data.readDoubleLE(171)];
-    const positions = new Float64Array(3 * count);
-    for (let i = 0; i < count; i++) {
-      reader.getPoint(pointPtr);
-      const view = new DataView(LazPerf.HEAPU8.buffer, pointPtr, length);
-      for (let a = 0; a < 3; a++) positions[3 * i + a] = view.getInt32(4 * a, true) * scale[a] + offset[a];
-    }
-    LazPerf._free(pointPtr);
-    return { count, positions, colors: null };
-  } finally {
-    reader.delete();
-    LazPerf._free(filePtr);
+    return await readPointCloudFile(fs.readFileSync(file));
+  } catch (err) {
+    return `${file} not decoded: ${err instanceof Error ? err.message : String(err)}`;
   }
 }
 

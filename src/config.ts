@@ -31,8 +31,12 @@ export interface Config {
   cloudTokenTtl: number;
   /** `iss` of cloud tokens; the organization claim is named `<issuer domain>/org`. */
   cloudIssuer: string;
-  /** Photogrammetry engine used by the cloud service. */
+  /** Photogrammetry engine used by the cloud service (the default of `start_processing`). */
   engine: string;
+  /** Further engines a `start_processing` request may choose (its `engine` field), besides `engine`. */
+  engines: string[];
+  /** Inspection service: the cloud engine asked for each `processing_backend` (none: the cloud's default). */
+  processingBackendEngines: Record<string, string>;
   /** Test knob of the exif engine (like NodeODM's --test_seconds): seconds it takes at least. */
   engineSimulatedSeconds: number;
   /** colmap and nodeodm engines: a run taking longer fails with 10002 (0: no limit). */
@@ -77,6 +81,24 @@ function optional(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+/** A comma-separated list: trimmed, lower case, without blanks or repeats. */
+function list(value: string | undefined): string[] {
+  return [...new Set((value ?? '').split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))];
+}
+
+/** `mapper=colmap,vortex=nodeodm`: processing_backend -> cloud engine. */
+function backendEngines(value: string | undefined): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const pair of list(value)) {
+    const [backend, engine, extra] = pair.split('=').map((v) => v.trim());
+    if (!['mapper', 'vortex'].includes(backend) || !engine || extra !== undefined) {
+      throw new Error(`PROCESSING_BACKEND_ENGINES: "${pair}" is not <processing_backend>=<engine> with processing_backend mapper or vortex`);
+    }
+    map[backend] = engine;
+  }
+  return map;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     dataDir: path.resolve(env.DATA_DIR || './data'),
@@ -98,6 +120,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cloudTokenTtl: int(env.CLOUD_TOKEN_TTL, 172800, 'CLOUD_TOKEN_TTL'),
     cloudIssuer: env.CLOUD_ISSUER || 'https://cloud.localhost',
     engine: env.ENGINE || 'exif',
+    engines: list(env.ENGINES),
+    processingBackendEngines: backendEngines(env.PROCESSING_BACKEND_ENGINES),
     engineSimulatedSeconds: int(env.ENGINE_SIMULATED_SECONDS, 0, 'ENGINE_SIMULATED_SECONDS'),
     engineTimeLimitSeconds: int(env.ENGINE_TIME_LIMIT_SECONDS, 12 * 3600, 'ENGINE_TIME_LIMIT_SECONDS'),
     engineWorkDir: optional(env.ENGINE_WORK_DIR) && path.resolve(env.ENGINE_WORK_DIR!),

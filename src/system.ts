@@ -97,6 +97,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       region: config.storageRegion,
       credentialsTtlSeconds: config.storageCredentialsTtl,
       engine: config.engine,
+      engines: config.engines,
       engineSimulatedSeconds: config.engineSimulatedSeconds,
       engineSettings: engineSettingsFrom(config),
       publicUrl: () => urls.cloud,
@@ -121,6 +122,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       cloudUrl: () => config.cloudUrl ?? urls.cloud,
       cloudClientId: cloudClient.clientId,
       cloudClientSecret: cloudClient.clientSecret,
+      processingBackendEngines: config.processingBackendEngines,
     });
     await inspection.migrate();
 

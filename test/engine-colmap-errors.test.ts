@@ -31,7 +31,7 @@ describe('colmap engine failures (stand-in colmap executable)', () => {
   /** A stand-in colmap: `body` is bash run with the COLMAP command in $1. */
   function fakeColmap(name: string, body: string): string {
     const file = path.join(scripts, name);
-    fs.writeFileSync(file, `#!/bin/bash\n${body}\n`, { mode: 0o755 });
+    fs.writeFileSync(file, `#!/bin/bash\nif [ "$1" = -h ]; then echo "COLMAP 3.8 -- stand-in"; exit 0; fi\n${body}\n`, { mode: 0o755 });
     return file;
   }
 

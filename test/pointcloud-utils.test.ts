@@ -1,8 +1,10 @@
 // Point-cloud utilities (src/shared/pointcloud): LAS 1.2 writing and reading (header layout,
 // scale/offset/bounds, projection records, formats 2 and 3), PLY, clipping by a horizontal radius,
-// picking along a ray, and the pixel <-> ray mapping of a calibrated camera with distortion.
+// picking along a ray (with a cone tolerance), LAZ reading (laz-perf), and the pixel <-> ray mapping of a calibrated camera with distortion.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import {
   boundsOf,
   clipByRadius,
@@ -11,7 +13,10 @@ import {
   pickAlongRay,
   pixelRay,
   projectPoint,
+  isLaz,
+  LasFormatError,
   readLas,
+  readPointCloudFile,
   readPly,
   writeLas,
   writePly,
@@ -174,6 +179,45 @@ describe('pickAlongRay', () => {
     assert.equal(pickAlongRay(cloud, [0, 0, 0], [0, 0, 1], 1.5)!.index, 3, 'a wider tolerance catches the nearer off-ray point');
     assert.equal(pickAlongRay(cloud, [0, 0, 0], [0, 1, 0], 0.1), null);
     assert.throws(() => pickAlongRay(cloud, [0, 0, 0], [0, 0, 0], 0.1), /direction/);
+  });
+
+  it('a tolerance growing with the distance (a cone) reaches far points a fixed tolerance misses', () => {
+    const far = cloudOf([[0.5, 0, 50], [0.5, 0, 200]]);
+    assert.equal(pickAlongRay(far, [0, 0, 0], [0, 0, 1], 0.1), null);
+    assert.equal(pickAlongRay(far, [0, 0, 0], [0, 0, 1], 0, 0.005)?.index, 1, '0.5 m off at 200 m is within 0.005 rad; at 50 m it is not');
+    assert.equal(pickAlongRay(far, [0, 0, 0], [0, 0, 1], 0, 0.011)?.index, 0, 'a wider cone takes the nearer one first');
+    assert.throws(() => pickAlongRay(far, [0, 0, 0], [0, 0, 1], 0, -1), /tolerances/);
+  });
+});
+
+describe('LAZ', () => {
+  const reference = path.resolve(import.meta.dirname, '..', '..', 'shared', 'datasets', 'brighton_beach', 'reference_model.laz');
+
+  it('reads a LAZ file (OpenDroneMap\'s brighton_beach point cloud) like a LAS file', async (t) => {
+    if (!fs.existsSync(reference)) {
+      if (process.env.CI === 'true') assert.fail(`${reference} is missing (../shared/datasets)`);
+      t.skip(`${reference} not present`);
+      return;
+    }
+    const data = fs.readFileSync(reference);
+    assert.ok(isLaz(data));
+    const cloud = await readPointCloudFile(data);
+    assert.equal(cloud.count, data.readUInt32LE(107), 'every point the header counts');
+    assert.equal(cloud.header.horizontalEpsg, 32615);
+    const bounds = boundsOf(cloud);
+    for (let a = 0; a < 3; a++) {
+      assert.ok(Math.abs(bounds.min[a] - cloud.header.min[a]) < 0.01 && Math.abs(bounds.max[a] - cloud.header.max[a]) < 0.01, `axis ${a}: ${bounds.min[a]}..${bounds.max[a]} vs header ${cloud.header.min[a]}..${cloud.header.max[a]}`);
+    }
+    assert.ok(cloud.colors && cloud.colors.some((c) => c > 0), 'colours decoded');
+  });
+
+  it('an uncompressed LAS file passes through; a broken LAZ file is a LasFormatError', async () => {
+    const las = writeLas(cloudOf([[1, 2, 3]]));
+    assert.equal(isLaz(las), false);
+    assert.equal((await readPointCloudFile(las)).count, 1);
+    const broken = Buffer.from(las);
+    broken.writeUInt8(broken.readUInt8(104) | 0x80, 104); // claims compression, holds raw points
+    await assert.rejects(readPointCloudFile(broken), LasFormatError);
   });
 });
 

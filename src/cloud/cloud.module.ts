@@ -20,7 +20,7 @@ import { InputAnalyzer } from './processing/input-analysis.ts';
 import { ControlPointService } from './control-points/control-point.service.ts';
 import { BUILD_EXPIRY_SECONDS, InputsBundleService } from './bundles/inputs-bundle.ts';
 import { DriveService } from './drive/drive.service.ts';
-import { createEngine, type EngineSettings } from './processing/engines.ts';
+import { createEngines, type EngineSet, type EngineSettings } from './processing/engines.ts';
 import { registerCloudRoutes } from './cloud.routes.ts';
 
 export interface CloudModuleOptions {
@@ -35,7 +35,10 @@ export interface CloudModuleOptions {
   bucket: string;
   region: string;
   credentialsTtlSeconds: number;
+  /** The default engine (ENGINE). */
   engine: string;
+  /** Further engines a start_processing request may choose (ENGINES). */
+  engines?: string[];
   engineSimulatedSeconds: number;
   /** Settings of the colmap and nodeodm engines (engines.ts). */
   engineSettings?: EngineSettings;
@@ -51,6 +54,7 @@ export class CloudModule {
   readonly controlPoints: ControlPointService;
   readonly bundles: InputsBundleService;
   readonly drive: DriveService;
+  readonly engines: EngineSet;
 
   constructor(private readonly options: CloudModuleOptions) {
     this.db = options.database.db as Kysely<CloudTables>;
@@ -63,14 +67,15 @@ export class CloudModule {
       publicUrl: options.publicUrl,
       urlTtlSeconds: options.credentialsTtlSeconds,
     });
+    // Every offered engine is built now: one that cannot be configured stops the start.
+    this.engines = createEngines(options.engine, options.engines ?? [], { simulatedSeconds: options.engineSimulatedSeconds, ...options.engineSettings });
     this.projects = new ProjectService(
       { projects: repository, store: options.store, issuer: options.issuer, jobs: options.jobs, controlPoints: this.controlPoints, bundles: this.bundles },
-      { bucket: options.bucket, region: options.region, credentialsTtlSeconds: options.credentialsTtlSeconds, publicUrl: options.publicUrl },
+      { bucket: options.bucket, region: options.region, credentialsTtlSeconds: options.credentialsTtlSeconds, publicUrl: options.publicUrl, engines: this.engines },
     );
     this.groups = new ProjectGroupService(this.db);
     this.drive = new DriveService(repository);
-    const engine = createEngine(options.engine, { simulatedSeconds: options.engineSimulatedSeconds, ...options.engineSettings });
-    this.processor = new ProjectProcessor(repository, this.controlPoints.points, analyzer, options.store, engine, logger);
+    this.processor = new ProjectProcessor(repository, this.controlPoints.points, analyzer, options.store, this.engines, logger);
     const handlers: JobHandlers<CloudJobs> = {
       'cloud.process-project': { handler: ({ projectId }) => this.processor.process(projectId), concurrency: 1, expireInSeconds: 24 * 3600 },
       'cloud.build-inputs-zip': { handler: ({ projectId, outputId }) => this.bundles.build(projectId, outputId), concurrency: 2, expireInSeconds: BUILD_EXPIRY_SECONDS },
@@ -99,6 +104,7 @@ export class CloudModule {
       controlPoints: this.controlPoints,
       bundles: this.bundles,
       drive: this.drive,
+      engines: this.engines,
     });
     return app;
   }

@@ -12,6 +12,7 @@ import type { ControlPointService } from './control-points/control-point.service
 import type { InputsBundleService } from './bundles/inputs-bundle.ts';
 import { LEGACY_MOVE_SUNSET, type DriveService } from './drive/drive.service.ts';
 import { PageQuery, paginate } from './common/pagination.ts';
+import type { OfferedEngines } from './processing/engine-choice.ts';
 import * as S from './cloud.schemas.ts';
 
 declare module 'fastify' {
@@ -27,6 +28,8 @@ export interface CloudRouteDeps {
   controlPoints: ControlPointService;
   bundles: InputsBundleService;
   drive: DriveService;
+  /** The engines a start_processing request may choose (named in its OpenAPI description). */
+  engines: OfferedEngines;
 }
 
 const errors = { 400: S.FieldErrorsBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.ErrorBody };
@@ -132,7 +135,16 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
     );
     scope.delete(
       '/project/api/v3/projects/:id/',
-      { schema: { tags: ['projects'], params: S.IdParams, response: { 204: Type.Null(), ...errors } } },
+      {
+        schema: {
+          tags: ['projects'],
+          description:
+            '204; the uploads and results are deleted too. A project that is `WAITING` or `PROCESSING` can be deleted: its processing is canceled ' +
+            '(the engine run is stopped within about a second, nothing more is recorded) and the project answers 404 from then on.',
+          params: S.IdParams,
+          response: { 204: Type.Null(), ...errors },
+        },
+      },
       async (request, reply) => {
         await p.remove(request.cloudPrincipal, request.params.id);
         return reply.status(204).send(null);
@@ -154,8 +166,10 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
         schema: {
           tags: ['processing'],
           description:
-            'Body: empty, JSON `{tags}` or a form (urlencoded or multipart) with `tags` (comma-separated or repeated). ' +
+            'Body: empty, JSON `{tags, engine}` or a form (urlencoded or multipart) with `tags` (comma-separated or repeated) and `engine`. ' +
             'One pipeline tag at most (`nadir`/`3d-maps` by default, `oblique`, `building`); `flat` only with `nadir` or `3d-maps`. ' +
+            `Extension: \`engine\` chooses the photogrammetry engine among those this deployment offers (${deps.engines.names.join(', ')}); ` +
+            `without it \`${deps.engines.defaultName}\` runs; any other value is a 400 on \`engine\` listing them. The choice is the project's \`engine\`. ` +
             '409 while a GCP or MTP is marked in fewer than two photos.',
           params: S.IdParams,
           body: Type.Optional(S.StartProcessingBody),
@@ -164,7 +178,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       },
       async (request, reply) => {
         reply.status(202);
-        return p.startProcessing(request.cloudPrincipal, request.params.id, request.body?.tags);
+        return p.startProcessing(request.cloudPrincipal, request.params.id, request.body?.tags, request.body?.engine);
       },
     );
     scope.get(

@@ -87,6 +87,7 @@ export const ProjectDetails = Type.Object({
   proj_pipeline: Type.String({ description: 'PROJ definition of the horizontal output system (empty when arbitrary or not resolved yet).' }),
   tags: Type.Array(Type.String()),
   pipeline: Type.Union([Type.String(), Type.Null()], { description: 'Pipeline processing chose: nadir, oblique, building or mobile (null before processing).' }),
+  engine: Type.Union([Type.String(), Type.Null()], { description: 'Engine chosen at start_processing: exif, colmap or nodeodm (null before).' }),
   outputs: Type.Object({
     mesh: Type.Object({ texture_res: Type.Union([Type.Integer(), Type.Null()]) }),
     images: Type.Object({
@@ -138,7 +139,10 @@ export const BulkRegisterBody = Type.Object({
 export const RegisterResult = Type.Object({ nb_images_registered: Type.Integer() });
 
 export const StartProcessingBody = Type.Union([
-  Type.Object({ tags: Type.Optional(Type.Union([Type.Array(Type.String()), Type.String()])) }),
+  Type.Object({
+    tags: Type.Optional(Type.Union([Type.Array(Type.String()), Type.String()])),
+    engine: Type.Optional(Type.String({ description: 'Extension: the engine to process with, one of those this deployment offers (default: its ENGINE).' })),
+  }),
   Type.Null(),
 ]);
 

@@ -2,6 +2,7 @@
 export type InspectionJobs = {
   'inspection.analyze-images': { inspectionId: number };
   'inspection.track-photogrammetry': { inspectionId: number };
+  'inspection.clip-point-cloud': { inspectionId: number };
   /** Copies a retry's inputs from its original into its own project, registers them, starts processing. */
   'inspection.prepare-retry': { inspectionId: number };
   'inspection.build-inputs-zip': { inspectionId: number };

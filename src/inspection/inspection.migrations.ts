@@ -215,4 +215,16 @@ export const inspectionMigrations: MigrationSet = {
       );
     },
   },
+  // Issue 5: what photogrammetry reconstructed (reconstruction.ts), per inspection and per camera.
+  '0003_reconstruction': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        alter table inspection.inspections add column reconstruction jsonb;
+        alter table inspection.cameras add column calibration jsonb
+      `,
+      );
+    },
+  },
 };

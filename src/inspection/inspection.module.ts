@@ -24,7 +24,7 @@ import { NotificationService } from './notifications/notification.service.ts';
 import { DeletionService } from './deletion/deletion.service.ts';
 import { RetryService } from './retries/retry.service.ts';
 import { AnnotationService } from './annotations/annotation.service.ts';
-import { noPointCloudLocator } from './annotations/coords-3d.ts';
+import { PointCloudLocator } from './annotations/coords-3d.ts';
 import { MeasurementService } from './measurements/measurement.service.ts';
 import { ExtrasService } from './extras/extras.service.ts';
 import { OutputService } from './outputs/output.service.ts';
@@ -47,6 +47,8 @@ export interface InspectionModuleOptions {
   cloudUrl: () => string;
   cloudClientId: string;
   cloudClientSecret: string;
+  /** processing_backend -> the cloud engine its processing asks for (config PROCESSING_BACKEND_ENGINES). */
+  processingBackendEngines?: Record<string, string>;
 }
 
 export interface ServerErrorRecord {
@@ -93,11 +95,11 @@ export class InspectionModule {
     this.assets = new AssetService(this.db, this.cloud);
     this.allowance = new AllowanceService(this.db);
     this.inspections = new InspectionService(this.db, this.cloud, this.assets, this.allowance, jobs, this.notifications);
-    this.pipeline = new InspectionPipeline(this.db, this.cloud, jobs, logger);
+    this.pipeline = new InspectionPipeline(this.db, this.cloud, jobs, files, logger, options.processingBackendEngines);
     this.accounts = new AccountAdmin(this.db);
     this.deletion = new DeletionService(this.db, this.inspections, this.assets, this.cloud, jobs, files, logger);
     this.retries = new RetryService(this.db, this.cloud, this.inspections, this.allowance, jobs, options.store, logger);
-    this.annotations = new AnnotationService(this.db, this.inspections, noPointCloudLocator);
+    this.annotations = new AnnotationService(this.db, this.inspections, new PointCloudLocator(files));
     this.measurements = new MeasurementService(this.db, this.inspections);
     this.extras = new ExtrasService(this.db, this.inspections);
     this.outputs = new OutputService(this.inspections, this.cloud, files);
@@ -107,6 +109,7 @@ export class InspectionModule {
     const handlers: JobHandlers<InspectionJobs> = {
       'inspection.analyze-images': { handler: ({ inspectionId }) => this.pipeline.analyzeImages(inspectionId), concurrency: 2 },
       'inspection.track-photogrammetry': { handler: ({ inspectionId }) => this.pipeline.trackPhotogrammetry(inspectionId), concurrency: 4 },
+      'inspection.clip-point-cloud': { handler: ({ inspectionId }) => this.pipeline.clipPointCloud(inspectionId), concurrency: 1 },
       'inspection.prepare-retry': { handler: ({ inspectionId }) => this.retries.prepare(inspectionId), concurrency: 2 },
       'inspection.build-inputs-zip': { handler: ({ inspectionId }) => this.inputs.build(inspectionId), concurrency: 1, expireInSeconds: 6 * 3600 },
       'inspection.build-report': { handler: ({ inspectionId }) => this.reports.build(inspectionId), concurrency: 1 },

@@ -1,6 +1,8 @@
 // Kysely row types of schema `inspection` (see inspection.migrations.ts).
 import type { ColumnType, Generated, Selectable } from 'kysely';
 
+import type { CameraCalibration, Reconstruction } from './pipeline/reconstruction.ts';
+
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string | undefined, string>;
 /** numeric columns come back as strings (exact decimals). */
@@ -102,6 +104,8 @@ export interface InspectionsTable {
   report_json_key: string | null;
   report_requested_at: Timestamp | null;
   report_error: string | null;
+  /** What photogrammetry produced (pipeline/reconstruction.ts); null before, or without outputs. */
+  reconstruction: Json<Reconstruction | null> | null;
 }
 
 /** State of a file the service builds in the background (inputs ZIP). */
@@ -216,6 +220,8 @@ export interface CamerasTable {
   is_master: Generated<boolean>;
   is_reviewed: Generated<boolean>;
   is_visible: Generated<boolean>;
+  /** The calibrated camera (intrinsics and pose in the output system), when reconstructed. */
+  calibration: Json<CameraCalibration | null> | null;
 }
 
 export type AssetRow = Selectable<AssetsTable>;

@@ -22,7 +22,7 @@
 //    horizontal unit as its vertical component when it has none, since vertical output is EGM96);
 //    without a request, WGS 84 / UTM (zone of the images' centre) + EGM96 height when images carry
 //    positions, otherwise an arbitrary (local, metre) system.
-import proj4, { type Converter } from 'proj4';
+import { projectorFrom, type Projector } from '../../shared/geo/projection.ts';
 import { utmZoneOfPositions } from '../../shared/geo/utm.ts';
 import { epsgByCode, epsgByName, type EpsgEntry, type EpsgKind } from './epsg.ts';
 import { child, children, descendants, isNode, nodeName, parseWkt, quote, WktSyntaxError, WktWord, type WktNode } from './wkt.ts';
@@ -516,30 +516,28 @@ function describe(crs: ParsedCrs, source: 'requested' | 'default', options: Geoi
 // ---------------------------------------------------------------------------------------------
 // Projection
 
-export type Projector = (latitude: number, longitude: number) => { x: number; y: number } | null;
+export type { Projector } from '../../shared/geo/projection.ts';
 
 /**
  * Projects WGS 84 positions into the output system's horizontal axes (x, y in the system's axis
- * order and unit). null for an arbitrary system, or when proj4 cannot use the definition (e.g. it
- * needs a datum grid that is not loaded).
+ * order and unit). null for an arbitrary system, or when proj4 cannot use the definition.
  */
 export function projectorFor(crs: OutputCoordinateSystem): Projector | null {
-  if (crs.type !== 'projected') return null;
-  let converter: Converter;
-  try {
-    converter = proj4('EPSG:4326', crs.proj4 || crs.horizontal_wkt);
-    converter.forward([0, 0]);
-  } catch {
-    return null;
-  }
-  const swap = crs.axis_order[0] === 'north' || crs.axis_order[0] === 'south';
-  return (latitude, longitude) => {
-    try {
-      const [east, north] = converter.forward([longitude, latitude]);
-      if (!Number.isFinite(east) || !Number.isFinite(north)) return null;
-      return swap ? { x: north, y: east } : { x: east, y: north };
-    } catch {
-      return null;
-    }
+  return projectorFrom({ type: crs.type, proj4: crs.proj4, horizontal_wkt: crs.horizontal_wkt, axis_order: crs.axis_order });
+}
+
+/** What outputs (calibrated cameras, quality report) say of their coordinate system; enough for `projectorFrom`. */
+export function describeCrs(crs: OutputCoordinateSystem) {
+  return {
+    name: crs.name,
+    wkt: crs.wkt,
+    type: crs.type,
+    horizontal_epsg: crs.horizontal_epsg,
+    vertical_epsg: crs.vertical_epsg,
+    axis_order: crs.axis_order,
+    unit: crs.unit,
+    unit_factor: crs.unit_factor,
+    proj4: crs.proj4,
+    horizontal_wkt: crs.horizontal_wkt,
   };
 }

@@ -1,10 +1,16 @@
-// Chooses the photogrammetry engine by name (configuration `ENGINE`).
+// Builds the photogrammetry engines by name: the default one (configuration `ENGINE`) and the
+// further ones a `start_processing` request may choose (`ENGINES`). All are built at startup, so
+// that an engine that cannot be configured (nodeodm without NODEODM_URL) stops the start rather
+// than failing the first project that asks for it.
 import path from 'node:path';
 import type { Config } from '../../config.ts';
 import type { PhotogrammetryEngine } from './engine.ts';
 import { ExifEngine } from './exif-engine.ts';
 import { ColmapEngine } from './colmap/colmap-engine.ts';
 import { NodeOdmEngine } from './nodeodm/nodeodm-engine.ts';
+
+/** Every engine this code base has. */
+export const ENGINE_NAMES = ['exif', 'colmap', 'nodeodm'] as const;
 
 /** Settings of the colmap and nodeodm engines (from the configuration, engineSettingsFrom). */
 export interface EngineSettings {
@@ -30,6 +36,29 @@ export function engineSettingsFrom(config: Config): EngineSettings {
   };
 }
 
+/** The engines this deployment offers. */
+export interface EngineSet {
+  /** The engine of a request that names none (ENGINE). */
+  readonly defaultName: string;
+  /** Every offered engine's name, the default first. */
+  readonly names: readonly string[];
+  get(name: string): PhotogrammetryEngine | undefined;
+}
+
+/** The default engine and the `extra` ones (ENGINES; the default may be listed again). */
+export function createEngines(defaultName: string, extra: readonly string[], options: { simulatedSeconds: number } & Partial<EngineSettings>): EngineSet {
+  const engines = new Map<string, PhotogrammetryEngine>();
+  for (const [name, source] of [[defaultName, 'ENGINE is'] as const, ...extra.map((n) => [n, 'ENGINES lists'] as const)]) {
+    if (engines.has(name)) continue;
+    try {
+      engines.set(name, createEngine(name, options));
+    } catch (err) {
+      throw new Error(`${source} "${name}", which cannot be configured: ${(err as Error).message}`);
+    }
+  }
+  return { defaultName, names: [...engines.keys()], get: (name) => engines.get(name) };
+}
+
 export function createEngine(name: string, options: { simulatedSeconds: number } & Partial<EngineSettings>): PhotogrammetryEngine {
   switch (name) {
     case 'exif':
@@ -37,7 +66,7 @@ export function createEngine(name: string, options: { simulatedSeconds: number }
     case 'colmap':
       return new ColmapEngine({ binary: options.colmapBinary, workDir: options.workDir ?? path.resolve('data', 'work'), timeLimitSeconds: options.timeLimitSeconds });
     case 'nodeodm':
-      if (!options.nodeodmUrl) throw new Error('ENGINE=nodeodm needs NODEODM_URL (the NodeODM or ClusterODM base URL).');
+      if (!options.nodeodmUrl) throw new Error('The nodeodm engine needs NODEODM_URL (the NodeODM or ClusterODM base URL).');
       return new NodeOdmEngine({
         url: options.nodeodmUrl,
         token: options.nodeodmToken,
@@ -47,7 +76,7 @@ export function createEngine(name: string, options: { simulatedSeconds: number }
         extraOptions: parseExtraOptions(options.nodeodmOptions),
       });
     default:
-      throw new Error(`Unknown ENGINE "${name}". Available: exif, colmap, nodeodm.`);
+      throw new Error(`Unknown engine "${name}". Available: ${ENGINE_NAMES.join(', ')}.`);
   }
 }
 

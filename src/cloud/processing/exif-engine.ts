@@ -5,7 +5,7 @@
 // of the first image). Point cloud, mesh, DSM and orthophoto are listed as not available. It exists
 // so that the whole flow runs on any machine; the COLMAP and NodeODM engines do real reconstruction.
 import sharp from 'sharp';
-import { projectorFor } from '../coordinate-systems/crs.ts';
+import { describeCrs, projectorFor } from '../coordinate-systems/crs.ts';
 import type { EngineInput, EngineResult, PhotogrammetryEngine } from './engine.ts';
 
 const NOT_RECONSTRUCTED = 'The exif engine does not reconstruct; use the colmap or nodeodm engine.';
@@ -63,7 +63,7 @@ export class ExifEngine implements PhotogrammetryEngine {
       note: 'Positions and orientations as recorded by the camera (EXIF/XMP); no photogrammetry was run.',
       pipeline: input.pipeline,
       tags: input.tags,
-      output_coordinate_system: { name: input.outputCrs.name, wkt: input.outputCrs.wkt, axis_order: input.outputCrs.axis_order, unit: input.outputCrs.unit },
+      output_coordinate_system: describeCrs(input.outputCrs),
       cameras,
       control_points: input.controlPoints,
     };

@@ -5,9 +5,12 @@
 //   3. the output system (requested + EGM96, WGS 84 / UTM from the positions, or arbitrary), the
 //      pipeline (tags, or `mobile` detected from the images, pipelines.ts), map bounds, acquisition
 //      date and geolocation, recorded on the project;
-//   4. the engine (30-100 %), then its outputs and DONE.
+//   4. the engine the project was started with (30-100 %), then its outputs and DONE.
 // Idempotent: a retry after a crash finds the project PROCESSING and runs again from the start into
 // a fresh output folder; only the run that finishes records its outputs.
+// Cancellation: a project deleted while processing stops the run (cancellation.ts); every write
+// here matches only a live PROCESSING row, so nothing is written back for it, and the run's
+// output folder is removed.
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ObjectStore } from '../../infra/storage/object-store.ts';
@@ -16,11 +19,15 @@ import type { ProjectRepository } from '../projects/project.repository.ts';
 import { projectPaths } from '../projects/project.service.ts';
 import { checkOutputCrs, parseCoordinateSystem, resolveOutputCrs } from '../coordinate-systems/crs.ts';
 import type { ControlPointRepository } from '../control-points/control-point.repository.ts';
-import { EngineError, type PhotogrammetryEngine } from './engine.ts';
+import { EngineError } from './engine.ts';
+import type { EngineSet } from './engines.ts';
+import { PROJECT_DELETED, ProcessingCanceled, watchForCancel } from './cancellation.ts';
 import { readableImages, type InputAnalyzer, type ReadableImage } from './input-analysis.ts';
 import { choosePipeline } from './pipelines.ts';
 
 const ANALYSIS_SHARE = 30;
+/** How often a run checks, between its progress reports, whether its project was deleted. */
+const CANCEL_CHECK_MS = 1000;
 
 export class ProjectProcessor {
   constructor(
@@ -28,27 +35,39 @@ export class ProjectProcessor {
     private readonly controlPoints: ControlPointRepository,
     private readonly analyzer: InputAnalyzer,
     private readonly store: ObjectStore,
-    private readonly engine: PhotogrammetryEngine,
+    private readonly engines: EngineSet,
     private readonly logger: Logger,
+    private readonly options: { cancelCheckMs?: number } = {},
   ) {}
 
   async process(projectId: number): Promise<void> {
     const project = await this.projects.findById(projectId);
     if (!project || !['WAITING', 'PROCESSING'].includes(project.public_status)) return; // deleted or already finished
-    const log = this.logger.child({ projectId, engine: this.engine.name });
-    await this.projects.update(projectId, {
+    // Chosen at start_processing; null for a project queued before engines could be chosen.
+    const engineName = project.engine ?? this.engines.defaultName;
+    const log = this.logger.child({ projectId, engine: engineName });
+    const started = await this.projects.updateWhile(projectId, ['WAITING', 'PROCESSING'], {
       public_status: 'PROCESSING',
       detailed_status: 'Checking the output coordinate system',
       progress: 0,
       processing_started_at: new Date(),
-      engine: this.engine.name,
+      engine: engineName,
     });
+    if (!started) return; // deleted just now
+    const watch = watchForCancel(() => this.projects.isProcessing(projectId), { intervalMs: this.options.cancelCheckMs ?? CANCEL_CHECK_MS, logger: log });
+    const outputPrefix = projectPaths.outputs(project.uuid, crypto.randomUUID());
     let progress = 0;
     const report = async (percent: number, text: string) => {
+      watch.signal.throwIfAborted();
       progress = Math.max(progress, Math.min(100, Math.round(percent))); // never backwards
-      await this.projects.update(projectId, { progress, detailed_status: text });
+      await this.updateOrCancel(projectId, watch.cancel, { progress, detailed_status: text });
     };
     try {
+      const engine = this.engines.get(engineName);
+      if (!engine) {
+        // Every worker must offer the same engines (ENGINE, ENGINES) as the API that accepted the choice.
+        throw new EngineError(10001, `Unexpected error: the engine "${engineName}" chosen for this project is not offered by the worker that ran it (offered: ${this.engines.names.join(', ')}).`);
+      }
       this.checkRequestedCrs(project);
 
       const inputs = await this.projects.listInputs(projectId);
@@ -65,7 +84,7 @@ export class ProjectProcessor {
       if (!resolved.ok) throw new EngineError(resolved.code, resolved.reason);
       const pipeline = choosePipeline(project.tags, images);
       const captured = images.map((i) => i.captured_at).filter((d): d is string => d !== null).sort();
-      await this.projects.update(projectId, {
+      await this.updateOrCancel(projectId, watch.cancel, {
         output_crs: JSON.stringify(resolved.crs),
         pipeline,
         is_geolocalized: positions.length > 0,
@@ -74,22 +93,25 @@ export class ProjectProcessor {
       });
       log.info({ pipeline, outputCrs: resolved.crs.name, images: images.length, inputs: inputs.length }, 'processing');
 
-      const result = await this.engine.run({
+      const result = await engine.run({
         projectId,
         projectUuid: project.uuid,
         bucket: project.bucket_name,
         inputs: inputs.map(({ key, size }) => ({ key, size })),
         images,
-        outputPrefix: projectPaths.outputs(project.uuid, crypto.randomUUID()),
+        outputPrefix,
         outputCrs: resolved.crs,
         pipeline,
         tags: project.tags,
         controlPoints: await this.controlPoints.all(projectId),
         store: this.store,
-        signal: new AbortController().signal,
+        signal: watch.signal,
         reportProgress: (percent, text) => report(ANALYSIS_SHARE + (percent * (100 - ANALYSIS_SHARE)) / 100, text),
       });
+      watch.signal.throwIfAborted();
       await this.projects.db.transaction().execute(async (trx) => {
+        // The row first: it takes the lock a concurrent deletion needs, or finds the project gone.
+        await this.updateOrCancel(projectId, watch.cancel, { public_status: 'DONE', progress: 100, detailed_status: 'Done', processing_ended_at: new Date() }, trx);
         await this.projects.replaceOutputs(
           projectId,
           [
@@ -98,21 +120,36 @@ export class ProjectProcessor {
           ],
           trx,
         );
-        await this.projects.update(projectId, { public_status: 'DONE', progress: 100, detailed_status: 'Done', processing_ended_at: new Date() }, trx);
       });
       log.info({ outputs: result.outputs.length }, 'project processed');
     } catch (err) {
+      // Canceled, or failed while the project was being deleted: nothing is recorded for it.
+      if (watch.signal.aborted || !(await this.projects.isProcessing(projectId))) {
+        const reason = watch.signal.reason instanceof ProcessingCanceled ? watch.signal.reason.message : PROJECT_DELETED;
+        log.info({ reason, ...(err instanceof EngineError ? { errorCode: err.errorCode } : {}) }, 'processing canceled');
+        await this.store.deletePrefix(project.bucket_name, outputPrefix).catch((e) => log.warn({ err: e }, 'could not remove the outputs of a canceled run'));
+        return;
+      }
       const failure = err instanceof EngineError ? err : new EngineError(10001, 'Unexpected error during processing.');
       if (!(err instanceof EngineError)) log.error({ err }, 'processing crashed');
       else log.info({ errorCode: failure.errorCode, reason: failure.reason }, 'processing failed');
-      await this.projects.update(projectId, {
+      await this.projects.updateWhile(projectId, ['PROCESSING'], {
         public_status: 'ERROR',
         error_code: failure.errorCode,
         error_reason: failure.reason,
         detailed_status: 'Failed',
         processing_ended_at: new Date(),
       });
+    } finally {
+      watch.stop();
     }
+  }
+
+  /** An update of the processing project; a project no longer processing cancels the run. */
+  private async updateOrCancel(projectId: number, cancel: (reason: string) => void, values: Parameters<ProjectRepository['update']>[1], db?: Parameters<ProjectRepository['update']>[2]): Promise<void> {
+    if (await this.projects.updateWhile(projectId, ['PROCESSING'], values, db)) return;
+    cancel(PROJECT_DELETED);
+    throw new ProcessingCanceled(PROJECT_DELETED);
   }
 
   /** The rules 10611-10615 on the system requested at creation (checked before reading any image). */

@@ -76,6 +76,7 @@ export function mapProject(row: ProjectRow, outputs: OutputRow[], context: MapCo
     proj_pipeline: crs?.proj4 ?? '',
     tags: row.tags,
     pipeline: row.pipeline,
+    engine: row.engine,
     outputs: {
       mesh: { texture_res: null },
       images: {

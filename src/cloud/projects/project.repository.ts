@@ -1,6 +1,6 @@
 // All SQL of cloud projects, their inputs and outputs.
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import type { CloudTables, ProjectRow, ProjectsTable, StoredAnalysis } from '../cloud.tables.ts';
+import type { CloudTables, ProjectRow, ProjectsTable, PublicStatus, StoredAnalysis } from '../cloud.tables.ts';
 
 export type OutputRow = Selectable<CloudTables['cloud.project_outputs']>;
 
@@ -102,6 +102,36 @@ export class ProjectRepository {
 
   update(id: number, values: Updateable<ProjectsTable>, db: Db = this.db): Promise<ProjectRow> {
     return db.updateTable('cloud.projects').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  }
+
+  /**
+   * Updates a project only while it is live and in one of `statuses`, and returns it (undefined
+   * when it is not). Processing writes through this, so that nothing is written back for a project
+   * deleted meanwhile (the deleting request makes it CANCELED, project.service.ts). A concurrent
+   * deletion holds or waits for the row's lock: it either commits first (then no row matches) or
+   * comes after this update.
+   */
+  updateWhile(id: number, statuses: PublicStatus[], values: Updateable<ProjectsTable>, db: Db = this.db): Promise<ProjectRow | undefined> {
+    return db
+      .updateTable('cloud.projects')
+      .set(values)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .where('public_status', 'in', statuses)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** Whether the project is still live and PROCESSING (processing's cancellation watch). */
+  async isProcessing(id: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('cloud.projects')
+      .select('id')
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .where('public_status', '=', 'PROCESSING')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Adds inputs (repeats are ignored) and returns the project's input count. */

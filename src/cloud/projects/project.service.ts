@@ -6,11 +6,12 @@ import type { ProjectRow } from '../cloud.tables.ts';
 import type { CloudPrincipal } from '../auth/oauth.service.ts';
 import type { CredentialIssuer, ObjectStore } from '../../infra/storage/object-store.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
-import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
+import { conflict, notFound, ValidationError, type FieldErrors } from '../../infra/http/errors.ts';
 import type { OutputRow, ProjectRepository } from './project.repository.ts';
 import { mapProject, type ProjectDetails } from './project.mapper.ts';
 import { requireNotStarted } from './project-state.ts';
 import { resolveTags } from '../processing/tags.ts';
+import { resolveEngine, type OfferedEngines } from '../processing/engine-choice.ts';
 import type { CloudJobs } from '../cloud.jobs.ts';
 import { mapConcurrently } from '../../shared/concurrency.ts';
 import { CrsDefinitionError, parseCoordinateSystem } from '../coordinate-systems/crs.ts';
@@ -23,6 +24,8 @@ export interface ProjectServiceOptions {
   region: string;
   credentialsTtlSeconds: number;
   publicUrl: () => string;
+  /** The engines a start_processing request may choose. */
+  engines: OfferedEngines;
 }
 
 /** Storage layout: clients upload under `uploads/…/`; results go elsewhere, out of clients' reach. */
@@ -101,12 +104,24 @@ export class ProjectService {
     return envelope(await this.detailsOf(rows), count, query, url);
   }
 
+  /**
+   * Deletes a project. One that is queued or processing is canceled too: the row becomes CANCELED
+   * (never seen by clients: the project answers 404 from now on), which the processing run, in
+   * this process or in a worker process, notices within about a second (cancellation.ts).
+   */
   async remove(principal: CloudPrincipal, id: number): Promise<void> {
-    const project = await this.require(principal, id);
-    if (project.public_status === 'WAITING' || project.public_status === 'PROCESSING') {
-      throw conflict('The project is processing; it can be deleted once processing has ended.');
-    }
-    await this.projects.update(project.id, { deleted_at: new Date() });
+    const project = await this.projects.db.transaction().execute(async (trx) => {
+      const locked = await this.projects.find(id, principal.organizationId, trx, true);
+      if (!locked) throw notFound('Project');
+      const interrupted = locked.public_status === 'WAITING' || locked.public_status === 'PROCESSING';
+      const now = new Date();
+      await this.projects.update(
+        locked.id,
+        interrupted ? { deleted_at: now, public_status: 'CANCELED', detailed_status: 'Canceled: the project was deleted', processing_ended_at: now } : { deleted_at: now },
+        trx,
+      );
+      return locked;
+    });
     // Objects go after the row: a failure here leaves orphaned objects, never a project without data.
     await this.store.deletePrefix(project.bucket_name, `${project.s3_base_path}/`);
     await this.store.deletePrefix(project.bucket_name, `results/${project.uuid}/`);
@@ -157,8 +172,12 @@ export class ProjectService {
     return { nb_images_registered: count };
   }
 
-  async startProcessing(principal: CloudPrincipal, id: number, tags: unknown): Promise<ProjectDetails> {
-    const resolved = resolveTags(tags);
+  async startProcessing(principal: CloudPrincipal, id: number, tags: unknown, engine?: unknown): Promise<ProjectDetails> {
+    // Both fields are checked, and both reported, before anything else (as DRF validates a body).
+    const [resolved, engineName] = validateFields(
+      () => resolveTags(tags),
+      () => resolveEngine(engine, this.options.engines),
+    );
     const row = await this.projects.db.transaction().execute(async (trx) => {
       const project = await this.projects.find(id, principal.organizationId, trx, true);
       if (!project) throw notFound('Project');
@@ -174,6 +193,7 @@ export class ProjectService {
           error_code: null,
           error_reason: '',
           tags: JSON.stringify(resolved),
+          engine: engineName,
           processing_started_at: null,
           processing_ended_at: null,
         },
@@ -254,6 +274,23 @@ export class ProjectService {
       .executeTakeFirst();
     if (!group) throw ValidationError.field('project_group_id', 'No such project group in your organization.');
   }
+}
+
+/** The results of independent field checks, or one ValidationError with every field's errors. */
+function validateFields<A, B>(a: () => A, b: () => B): [A, B] {
+  const fields: FieldErrors = {};
+  const attempt = <T>(check: () => T): T | undefined => {
+    try {
+      return check();
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      Object.assign(fields, err.fields);
+      return undefined;
+    }
+  };
+  const results = [attempt(a), attempt(b)] as [A, B];
+  if (Object.keys(fields).length > 0) throw new ValidationError(fields);
+  return results;
 }
 
 function preview(keys: string[]): string {

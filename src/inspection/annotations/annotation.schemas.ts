@@ -45,7 +45,7 @@ export const PutAnnotationBody = Type.Object(common);
 export const PatchAnnotationBody = Type.Partial(Type.Object(common));
 
 export const CreateAnnotationQuery = Type.Object({
-  coords_3d: Type.Optional(Type.Boolean({ description: 'Compute coords_3d (see the service description: null until point clouds exist)' })),
+  coords_3d: Type.Optional(Type.Boolean({ description: 'Compute coords_3d from the point cloud (see the operation description)' })),
 });
 
 export const Annotation = Type.Object({

@@ -1,19 +1,65 @@
 // `?coords_3d=true` on annotation creation: the position of the annotation in the point cloud.
 //
-// Computing it needs what the inspection does not have yet: a reconstructed point cloud (or a
-// depth map) to intersect the photo ray with. The only engine so far (`exif`) reconstructs
-// nothing, so `locate` answers null and the annotation stores `coords_3d: null`. This is the seam
-// where the computation goes once an engine produces point clouds: project the centre of the
-// annotation's rectangle through the calibrated camera and take the nearest point-cloud hit,
-// in the inspection's output coordinate system (extras.coordinate_system), metres.
+// The ray from the annotation's calibrated camera through the centre of its `coords_2d`
+// rectangle (pixelRay: intrinsics and distortion of the calibration imported with the
+// reconstruction, pipeline/reconstruction.ts) meets the reconstructed point nearest to the camera
+// among those inside a cone around it (pickAlongRay). The cone's half-angle is half the
+// rectangle's smaller side, between PICK_MIN_PX and PICK_MAX_PX pixels: the point the user framed,
+// not one at the rectangle's edge. The cloud is the project's full point cloud (not the clipped
+// one: an annotation may lie outside the clipping radius), in the output coordinate system
+// (extras.coordinate_system), absolute coordinates in metres (CONTRACT: {x, y, z}).
+// null when the inspection has no point cloud or calibrated camera (the exif engine reconstructs
+// nothing), when the cloud cannot be read, or when no point lies in the cone. LAS (colmap) and
+// LAZ (NodeODM) clouds are read alike (shared/pointcloud/laz.ts).
+import type { FileStore } from '../storage/inspection-files.ts';
 import type { CameraRow, InspectionRow, Point3 } from '../inspection.tables.ts';
+import { cameraFromCalibrated, pickAlongRay, pixelRay, readPointCloudFile, type PointCloud } from '../../shared/pointcloud/index.ts';
+import { readStoredObject, type CameraCalibration, type Reconstruction } from '../pipeline/reconstruction.ts';
+
+export const PICK_MIN_PX = 3;
+export const PICK_MAX_PX = 25;
+/** Point clouds kept in memory (most recently used), so a series of annotations reads the cloud once. */
+const CACHED_CLOUDS = 4;
 
 export interface Coords3dLocator {
   locate(inspection: InspectionRow, camera: CameraRow, coords2d: [number, number][]): Promise<Point3 | null>;
 }
 
-export const noPointCloudLocator: Coords3dLocator = {
-  async locate() {
-    return null;
-  },
-};
+export class PointCloudLocator implements Coords3dLocator {
+  private readonly clouds = new Map<string, Promise<PointCloud>>();
+
+  constructor(private readonly files: FileStore) {}
+
+  async locate(inspection: InspectionRow, camera: CameraRow, coords2d: [number, number][]): Promise<Point3 | null> {
+    const source = (inspection.reconstruction as Reconstruction | null)?.point_cloud;
+    const calibration = camera.calibration as CameraCalibration | null;
+    const photo = calibration ? cameraFromCalibrated(calibration) : null;
+    if (!source || !photo) return null;
+    const us = coords2d.map((p) => p[0] * photo.width);
+    const vs = coords2d.map((p) => p[1] * photo.height);
+    const u = (Math.min(...us) + Math.max(...us)) / 2;
+    const v = (Math.min(...vs) + Math.max(...vs)) / 2;
+    const halfSide = Math.min(Math.max(...us) - Math.min(...us), Math.max(...vs) - Math.min(...vs)) / 2;
+    const pixels = Math.min(PICK_MAX_PX, Math.max(PICK_MIN_PX, halfSide));
+    const ray = pixelRay(photo, u, v);
+    // A cloud that cannot be read (not LAS/LAZ, removed from storage) gives no coords_3d rather
+    // than failing the annotation's creation.
+    const cloud = await this.cloud(`${source.bucket}/${source.key}`, () => readStoredObject(this.files, source)).catch(() => null);
+    if (!cloud) return null;
+    const hit = pickAlongRay(cloud, ray.origin, ray.direction, 0, pixels / photo.fx);
+    return hit ? { x: hit.point[0], y: hit.point[1], z: hit.point[2] } : null;
+  }
+
+  private cloud(id: string, read: () => Promise<Buffer>): Promise<PointCloud> {
+    let cloud = this.clouds.get(id);
+    if (cloud) {
+      this.clouds.delete(id); // re-inserted: most recently used last
+    } else {
+      cloud = read().then((data) => readPointCloudFile(data));
+      cloud.catch(() => this.clouds.delete(id));
+    }
+    this.clouds.set(id, cloud);
+    while (this.clouds.size > CACHED_CLOUDS) this.clouds.delete(this.clouds.keys().next().value!);
+    return cloud;
+  }
+}

@@ -81,8 +81,12 @@ export class CloudClient {
     }
   }
 
-  startProcessing(projectId: number, tags?: string[]): Promise<CloudProject> {
-    return this.call('POST', `/project/api/v3/projects/${projectId}/start_processing/`, tags ? { tags } : {});
+  /** `engine`: the cloud's extension naming one of the engines it offers (default: the cloud's own). */
+  startProcessing(projectId: number, options: { tags?: string[]; engine?: string } = {}): Promise<CloudProject> {
+    return this.call('POST', `/project/api/v3/projects/${projectId}/start_processing/`, {
+      ...(options.tags ? { tags: options.tags } : {}),
+      ...(options.engine ? { engine: options.engine } : {}),
+    });
   }
 
   async outputs(projectId: number): Promise<CloudOutput[]> {

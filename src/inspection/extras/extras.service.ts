@@ -6,12 +6,15 @@
 // local coordinates (coords_3d, base_plate_location, measurements) are written relative to, as
 // photogrammetry outputs usually are. Before any photo is analysed, the asset's position decides
 // the zone and the offset is [0, 0, 0]; with neither, coordinate_system is "" (not known yet).
-// Once processing has produced cameras, both are fixed.
+// Once processing has produced cameras, both are fixed. When an engine reconstructed the photos
+// (colmap, nodeodm), both are the cloud's: `coordinate_system` is the WKT of the system its
+// outputs are in, `offset_3d_xyz` the offset it wrote them with.
 import proj4 from 'proj4';
 import { utmZone as sharedUtmZone } from '../../shared/geo/utm.ts';
 import type { Kysely } from 'kysely';
 import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
+import type { Reconstruction } from '../pipeline/reconstruction.ts';
 import type { InspectionService } from '../inspections/inspection.service.ts';
 
 export interface Extras {
@@ -30,6 +33,11 @@ export class ExtrasService {
   }
 
   async of(inspection: InspectionRow): Promise<Extras> {
+    // Reconstructed by photogrammetry: the system and offset the cloud wrote its outputs in.
+    const reconstruction = inspection.reconstruction as Reconstruction | null;
+    if (reconstruction?.reconstructed && reconstruction.coordinate_system?.wkt) {
+      return { coordinate_system: reconstruction.coordinate_system.wkt, offset_3d_xyz: reconstruction.offset_3d_xyz ?? [0, 0, 0] };
+    }
     const centre = await this.db
       .selectFrom('inspection.cameras')
       .select((eb) => [eb.fn.avg<number>('latitude').as('lat'), eb.fn.avg<number>('longitude').as('lon'), eb.fn.avg<number>('elevation').as('alt')])

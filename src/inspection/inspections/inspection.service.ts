@@ -12,7 +12,7 @@ import { AllowanceService, accountOf, type AllowanceCode } from '../allowance/al
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
 import type { InspectionRecord } from './inspection.mapper.ts';
-import { toRecord, toRecords } from './inspection-records.ts';
+import { bundleRetriesColumn, toRecord, toRecords, toRecordWithRetries } from './inspection-records.ts';
 import { PROCESSABLE_STATUSES, SETTABLE_STATUSES, Status } from './statuses.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
 import type { NotificationService } from '../notifications/notification.service.ts';
@@ -122,7 +122,10 @@ export class InspectionService {
   }
 
   async get(auth: AuthContext, id: number): Promise<InspectionRecord> {
-    return toRecord(this.db, await this.require(auth, id));
+    // Performance (bench/README.md, "API"): the row and its bundle's retries in one statement.
+    const row = await this.visible(auth).select(bundleRetriesColumn).where('id', '=', id).executeTakeFirst();
+    if (!row) throw notFound('Inspection');
+    return toRecordWithRetries(row);
   }
 
   /** The inspections of the request's account, deleted ones excluded. */

@@ -1,12 +1,14 @@
 // Outputs of an inspection (spec "Get outputs"): `[{output_type, url}]`, a presigned GET URL per
 // file that exists now, valid DOWNLOAD_URL_TTL_SECONDS (CONTRACT: at least one hour).
 // - the cloud project's outputs whose availability is `done`, under the cloud's names
-//   (`calibrated_camera_parameters_json`, `point_cloud`, ...);
+//   (`calibrated_camera_parameters_json`, `point_cloud`, ...), the point cloud clipped around the
+//   asset in place of the full one when the inspection was clipped (status 5);
 // - this service's own files: `report_pdf` and `report_json` once a report is available, and
 //   `input_zip` (the cloud's name for it) once the inputs ZIP is built.
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionService } from '../inspections/inspection.service.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
+import type { Reconstruction } from '../pipeline/reconstruction.ts';
 import { ApiError } from '../../infra/http/errors.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, type FileStore } from '../storage/inspection-files.ts';
 
@@ -31,8 +33,13 @@ export class OutputService {
         if (err instanceof ApiError && err.statusCode === 404) return [];
         throw err;
       });
+      // A clipped point cloud (status 5) replaces the cloud's full one as `point_cloud` (and its PLY).
+      const clipped = (inspection.reconstruction as Reconstruction | null)?.clipped_point_cloud ?? null;
       for (const o of cloudOutputs) {
-        if (o.availability === 'done' && o.s3_key) outputs.push({ output_type: o.output_type, url: await presign(o.s3_bucket ?? this.files.bucket, o.s3_key) });
+        if (o.availability !== 'done' || !o.s3_key) continue;
+        if (clipped && o.output_type === 'point_cloud') outputs.push({ output_type: o.output_type, url: await presign(clipped.bucket, clipped.key) });
+        else if (clipped && o.output_type === 'point_cloud_ply') outputs.push({ output_type: o.output_type, url: await presign(clipped.bucket, clipped.ply_key) });
+        else outputs.push({ output_type: o.output_type, url: await presign(o.s3_bucket ?? this.files.bucket, o.s3_key) });
       }
     }
     if (inspection.inputs_zip_status === 'available' && inspection.inputs_zip_key) {

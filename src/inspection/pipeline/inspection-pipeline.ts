@@ -1,6 +1,8 @@
 // The processing pipeline of an inspection, as durable jobs (see inspection.jobs.ts):
 //   process (API) -> 20 Waiting -> [analyze-images] 3 Analyzing -> 4 Photogrammetry (cloud project
-//   started) -> [track-photogrammetry, polling the cloud] -> 7 Completed, or 16 / 19 on failure.
+//   started) -> [track-photogrammetry, polling the cloud; on DONE the reconstruction is imported,
+//   reconstruction.ts] -> with clip_point_cloud and a point cloud: 5 Clipping [clip-point-cloud,
+//   clipping.ts] -> 7 Completed; or 19 (too few valid images), 16 (photogrammetry), 17 (clipping).
 // Every step re-reads the inspection and acts only if it is still in the status the step expects,
 // so a step retried after a crash (or run twice) does no harm.
 import path from 'node:path';
@@ -12,8 +14,12 @@ import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
 import { analyzeImage } from '../../shared/image-metadata/index.ts';
 import { mapConcurrently } from '../../shared/concurrency.ts';
-import { StorageReader } from './storage-reader.ts';
+import { openInput } from './storage-reader.ts';
 import { Status } from '../inspections/statuses.ts';
+import { ApiError, ValidationError } from '../../infra/http/errors.ts';
+import type { FileStore } from '../storage/inspection-files.ts';
+import { ReconstructionImporter, type Reconstruction } from './reconstruction.ts';
+import { ClippingError, PointCloudClipper } from './clipping.ts';
 
 /** Fewer valid images than this ends in status 19. */
 export const MIN_VALID_IMAGES = 3;
@@ -21,12 +27,21 @@ const HEAD_BYTES = 64 * 1024;
 const POLL_SECONDS = 2;
 
 export class InspectionPipeline {
+  private readonly importer: ReconstructionImporter;
+  private readonly clipper: PointCloudClipper;
+
   constructor(
     private readonly db: Kysely<InspectionTables>,
     private readonly cloud: CloudClient,
     private readonly jobs: JobQueue,
+    private readonly files: FileStore,
     private readonly logger: Logger,
-  ) {}
+    /** processing_backend -> cloud engine (config PROCESSING_BACKEND_ENGINES). */
+    private readonly backendEngines: Record<string, string> = {},
+  ) {
+    this.importer = new ReconstructionImporter(db, cloud, files, logger);
+    this.clipper = new PointCloudClipper(files, logger);
+  }
 
   /** Status 3: one camera record per valid image; invalid files are counted, not fatal. */
   async analyzeImages(inspectionId: number): Promise<void> {
@@ -34,38 +49,35 @@ export class InspectionPipeline {
     if (!inspection || (inspection.status !== Status.Waiting && inspection.status !== Status.Analyzing)) return;
     await this.setStatus(inspectionId, Status.Analyzing);
     const keys = (await this.db.selectFrom('inspection.inspection_images').select('key').where('inspection_id', '=', inspectionId).orderBy('key').execute()).map((r) => r.key);
-    const reader = new StorageReader(await this.cloud.storageCredentials(inspection.project_id!));
+    // The inputs are read from the ObjectStore, as the inputs ZIP reads them (inputs-zip.service.ts).
+    const { bucket_name: bucket } = await this.cloud.getProject(inspection.project_id!);
     const invalid: { key: string; reason: string }[] = [];
     // Performance (bench/README.md, "Image analysis"): the cameras are written together at the
     // end, 500 rows per statement, instead of one upsert per image on the one database connection.
     const cameras: Insertable<InspectionTables['inspection.cameras']>[] = [];
-    try {
-      await mapConcurrently(keys, 8, async (key) => {
-        const object = await reader.open(key, HEAD_BYTES);
-        const analysis = object ? await analyzeImage(object.readRange, object.size) : { ok: false as const, reason: 'empty file' };
-        if (!analysis.ok) {
-          invalid.push({ key, reason: analysis.reason });
-          return;
-        }
-        const m = analysis.metadata;
-        const camera = {
-          inspection_id: inspectionId,
-          image_key: key,
-          filename: path.posix.basename(key),
-          latitude: m.latitude,
-          longitude: m.longitude,
-          elevation: m.altitude,
-          width: m.width,
-          height: m.height,
-          quaternion: m.quaternion ? JSON.stringify(m.quaternion) : null,
-          make: m.make,
-          model: m.model,
-        };
-        cameras.push(camera);
-      });
-    } finally {
-      reader.close();
-    }
+    await mapConcurrently(keys, 8, async (key) => {
+      const object = await openInput(this.files.store, bucket, key, HEAD_BYTES);
+      const analysis = object ? await analyzeImage(object.readRange, object.size) : { ok: false as const, reason: 'empty file' };
+      if (!analysis.ok) {
+        invalid.push({ key, reason: analysis.reason });
+        return;
+      }
+      const m = analysis.metadata;
+      const camera = {
+        inspection_id: inspectionId,
+        image_key: key,
+        filename: path.posix.basename(key),
+        latitude: m.latitude,
+        longitude: m.longitude,
+        elevation: m.altitude,
+        width: m.width,
+        height: m.height,
+        quaternion: m.quaternion ? JSON.stringify(m.quaternion) : null,
+        make: m.make,
+        model: m.model,
+      };
+      cameras.push(camera);
+    });
     cameras.sort((a, b) => (a.image_key < b.image_key ? -1 : a.image_key > b.image_key ? 1 : 0)); // ids in key order, as before
     for (let i = 0; i < cameras.length; i += 500) {
       // Upsert: a retried analysis updates the same record, so photo_id (the camera id) stays stable.
@@ -112,13 +124,35 @@ export class InspectionPipeline {
     if (!inspection || inspection.status !== Status.Photogrammetry) return;
     let project = await this.cloud.getProject(inspection.project_id!);
     if (project.public_status === 'NEW' || project.public_status === 'UPLOADING') {
-      project = await this.cloud.startProcessing(inspection.project_id!);
+      // The engine configured for the inspection's processing_backend (none: the cloud's default).
+      const engine = this.backendEngines[inspection.processing_backend];
+      try {
+        project = await this.cloud.startProcessing(inspection.project_id!, { engine });
+      } catch (err) {
+        // A 400 will not pass on a retry (e.g. PROCESSING_BACKEND_ENGINES names an engine the cloud
+        // does not offer): the inspection fails with the cloud's reason instead of waiting forever.
+        if (!(err instanceof ApiError) || err.statusCode !== 400) throw err;
+        await this.setStatus(inspectionId, Status.ErrorPhotogrammetry, {
+          processing_error: `The cloud service refused to start processing${engine ? ` with engine "${engine}"` : ''}: ${err instanceof ValidationError ? JSON.stringify(err.fields) : err.message}`,
+          processing_ended_at: new Date(),
+        });
+        return;
+      }
     }
     switch (project.public_status) {
-      case 'DONE':
-        await this.setStatus(inspectionId, Status.Completed, { processing_ended_at: new Date() });
-        this.logger.info({ inspectionId }, 'inspection processed');
+      case 'DONE': {
+        const reconstruction = await this.importer.import(inspection);
+        if (inspection.processing_parameters.clip_point_cloud && reconstruction?.point_cloud) {
+          await this.db.transaction().execute(async (trx) => {
+            await trx.updateTable('inspection.inspections').set({ status: Status.Clipping, updated_at: new Date() }).where('id', '=', inspectionId).execute();
+            await this.jobs.send<InspectionJobs, 'inspection.clip-point-cloud'>('inspection.clip-point-cloud', { inspectionId }, { trx });
+          });
+          return;
+        }
+        if (inspection.processing_parameters.clip_point_cloud) this.logger.info({ inspectionId }, 'clipping skipped: the engine produced no point cloud');
+        await this.complete(inspectionId);
         return;
+      }
       case 'ERROR':
       case 'CANCELED':
         await this.setStatus(inspectionId, Status.ErrorPhotogrammetry, {
@@ -129,6 +163,35 @@ export class InspectionPipeline {
       default:
         await this.jobs.send<InspectionJobs, 'inspection.track-photogrammetry'>('inspection.track-photogrammetry', { inspectionId }, { startAfterSeconds: POLL_SECONDS });
     }
+  }
+
+  /** Status 5: the point cloud clipped around the asset becomes the inspection's point-cloud output. */
+  async clipPointCloud(inspectionId: number): Promise<void> {
+    const inspection = await this.find(inspectionId);
+    if (!inspection || inspection.status !== Status.Clipping) return;
+    const reconstruction = inspection.reconstruction as Reconstruction | null;
+    const asset = await this.db.selectFrom('inspection.assets').select(['latitude', 'longitude']).where('id', '=', inspection.asset_id).executeTakeFirst();
+    try {
+      const clipped = await this.clipper.clip({
+        inspectionId,
+        reconstruction,
+        asset: { latitude: asset?.latitude == null ? null : Number(asset.latitude), longitude: asset?.longitude == null ? null : Number(asset.longitude) },
+        radiusMetres: inspection.processing_parameters.clipping_radius,
+      });
+      await this.setStatus(inspectionId, Status.Completed, {
+        reconstruction: JSON.stringify({ ...reconstruction, clipped_point_cloud: clipped }),
+        processing_ended_at: new Date(),
+      });
+      this.logger.info({ inspectionId }, 'inspection processed');
+    } catch (err) {
+      if (!(err instanceof ClippingError)) throw err; // retried by the job queue
+      await this.setStatus(inspectionId, Status.ErrorClipping, { processing_error: err.message, processing_ended_at: new Date() });
+    }
+  }
+
+  private async complete(inspectionId: number): Promise<void> {
+    await this.setStatus(inspectionId, Status.Completed, { processing_ended_at: new Date() });
+    this.logger.info({ inspectionId }, 'inspection processed');
   }
 
   private find(id: number) {

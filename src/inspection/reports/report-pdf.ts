@@ -62,7 +62,8 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
   field('Status', `${data.inspection.status} - ${data.inspection.status_description}`);
   field('Images', data.inspection.images);
   field('Description', data.inspection.description);
-  field('Coordinate system', data.extras.coordinate_system);
+  // A WKT (reconstructed inspections) is shown by its name: PROJCS["WGS 84 / UTM zone 33N", ...].
+  field('Coordinate system', /^[A-Z_]+\["([^"]*)"/.exec(data.extras.coordinate_system)?.[1] ?? data.extras.coordinate_system);
   field('Created by', data.user.username + (data.user.email ? ` <${data.user.email}>` : ''));
   if (data.organization) field('Organization', data.organization.name);
   if (data.share_token !== undefined) field('Share link', 'not available (sharing is not supported yet)');

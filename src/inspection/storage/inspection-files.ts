@@ -1,4 +1,4 @@
-// Where the inspection service keeps the files it builds (inputs ZIPs, reports): in the shared
+// Where the inspection service keeps the files it builds (inputs ZIPs, reports, clipped point clouds): in the shared
 // object store, under a prefix of its own, out of reach of the temporary credentials clients get
 // (those only cover a cloud project's upload prefix). Clients download them with presigned URLs.
 import type { ObjectStore } from '../../infra/storage/object-store.ts';
@@ -14,6 +14,8 @@ export const inspectionFiles = {
   prefix: (inspectionId: number) => `inspection-service/inspections/${inspectionId}/`,
   inputsZip: (inspectionId: number, generation: number) => `inspection-service/inspections/${inspectionId}/inputs/${generation}/inputs-${inspectionId}.zip`,
   reportPdf: (inspectionId: number, generation: number) => `inspection-service/inspections/${inspectionId}/report/${generation}/report-${inspectionId}.pdf`,
+  /** The point cloud clipped around the asset (status 5): LAS, and PLY beside it. */
+  clippedPointCloud: (inspectionId: number, generation: number, extension: 'las' | 'ply') => `inspection-service/inspections/${inspectionId}/point-cloud/${generation}/point_cloud_clipped.${extension}`,
   reportJson: (inspectionId: number, generation: number) => `inspection-service/inspections/${inspectionId}/report/${generation}/report-${inspectionId}.json`,
 };
 

@@ -1,5 +1,6 @@
 // `readRange` implementations for analyzeImage: a local file, and an object of the ObjectStore.
 import { open } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
 import type { ObjectStore } from '../../infra/storage/object-store.ts';
 import type { ReadRange } from './range-source.ts';
 
@@ -36,8 +37,6 @@ export function objectStoreRangeReader(store: ObjectStore, bucket: string, key: 
   return async (start, end) => {
     // ByteRange.end is inclusive; ReadRange's end is exclusive.
     const { body } = await store.getObject(bucket, key, { start, end: end - 1 });
-    const chunks: Buffer[] = [];
-    for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
-    return Buffer.concat(chunks);
+    return buffer(body);
   };
 }

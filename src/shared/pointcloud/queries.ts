@@ -31,15 +31,16 @@ export interface RayHit {
 
 /**
  * The reconstructed point nearest to `origin` along the ray (origin + t * direction, t > 0) among
- * those within `tolerance` of the ray: what the ray meets first. Null when no point is that close.
- * `direction` need not be a unit vector. Units are the cloud's.
+ * those within `tolerance + tolerancePerDistance * t` of the ray: what the ray meets first. With
+ * `tolerancePerDistance` (the tangent of an angle) the tolerance is a cone, as a photo's pixels
+ * are: a few pixels are centimetres near the camera and metres far away. Null when no point is
+ * that close. `direction` need not be a unit vector. Units are the cloud's.
  */
-export function pickAlongRay(cloud: PointCloud, origin: Vec3, direction: Vec3, tolerance: number): RayHit | null {
+export function pickAlongRay(cloud: PointCloud, origin: Vec3, direction: Vec3, tolerance: number, tolerancePerDistance = 0): RayHit | null {
   const n = Math.hypot(direction[0], direction[1], direction[2]);
   if (!(n > 0)) throw new RangeError('direction must be a non-zero vector');
-  if (!(tolerance >= 0)) throw new RangeError('tolerance must be a non-negative number');
+  if (!(tolerance >= 0) || !(tolerancePerDistance >= 0)) throw new RangeError('tolerances must be non-negative numbers');
   const [dx, dy, dz] = [direction[0] / n, direction[1] / n, direction[2] / n];
-  const t2 = tolerance * tolerance;
   const p = cloud.positions;
   let best: RayHit | null = null;
   for (let i = 0; i < cloud.count; i++) {
@@ -52,7 +53,8 @@ export function pickAlongRay(cloud: PointCloud, origin: Vec3, direction: Vec3, t
     const ey = vy - t * dy;
     const ez = vz - t * dz;
     const d2 = ex * ex + ey * ey + ez * ez;
-    if (d2 <= t2) best = { index: i, point: [p[3 * i], p[3 * i + 1], p[3 * i + 2]], distanceAlongRay: t, distanceFromRay: Math.sqrt(d2) };
+    const allowed = tolerance + tolerancePerDistance * t;
+    if (d2 <= allowed * allowed) best = { index: i, point: [p[3 * i], p[3 * i + 1], p[3 * i + 2]], distanceAlongRay: t, distanceFromRay: Math.sqrt(d2) };
   }
   return best;
 }

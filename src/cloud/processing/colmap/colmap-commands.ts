@@ -14,7 +14,11 @@
 //    defaults), else sequential matching (each image with the next 20, in file-name order).
 // 3. Incremental mapping (`mapper`), then georegistration (`model_aligner`) of the largest model to
 //    the images' positions in the output system (minus an offset), then `model_converter` to text.
-// 4. The mapper registers an image with at least 15 inlier 2D-3D matches (COLMAP's default, 30,
+// 4. The mapper keeps the EXIF focal lengths when every camera has one (mapperArgs), and
+//    registers an image with at least 15 inlier 2D-3D matches; when the largest model leaves images
+//    out, it runs again with another random seed (COLMAP's incremental mapping is not
+//    deterministic on several threads: a loaded machine once placed 13 of lund's 29 photos), up to
+//    MAPPER_ATTEMPTS times, and the largest model of all attempts is kept (COLMAP's default, 30,
 //    leaves the forward-moving images of a street walk out: lund registers 21 of 29 images with it,
 //    29 of 29 with 15, at the same 0.66 px reprojection error).
 // Always on the CPU: `--SiftExtraction.use_gpu 0`, `--SiftMatching.use_gpu 0`. COLMAP's console
@@ -136,8 +140,31 @@ export function matcherArgs(kind: MatcherKind, paths: ColmapPaths): string[] {
   }
 }
 
-export function mapperArgs(paths: ColmapPaths): string[] {
-  return ['mapper', '--database_path', paths.database, '--image_path', paths.images, '--output_path', paths.sparse, '--Mapper.abs_pose_min_num_inliers', String(MAPPER_MIN_INLIERS)];
+/**
+ * `refineFocal`: false when every camera group has a focal length from EXIF. Bundle adjustment
+ * then keeps it (and refines the distortion): on flat or forward-moving captures the focal length
+ * and the depth of the scene are nearly interchangeable, and refining it lets it drift (lund:
+ * 996 -> 692-732 px; brighton_beach: 2222 -> 2777 px, the points 10 m below OpenDroneMap's
+ * reference model, 1.0 m with the focal kept), which the GPS alignment cannot see.
+ */
+export function mapperArgs(paths: ColmapPaths, refineFocal = true, attempt = 1): string[] {
+  return [
+    'mapper',
+    ...(attempt > 1 ? ['--random_seed', String(attempt - 1)] : []),
+    '--database_path', paths.database,
+    '--image_path', paths.images,
+    '--output_path', mapperOutput(paths, attempt),
+    '--Mapper.abs_pose_min_num_inliers', String(MAPPER_MIN_INLIERS),
+    '--Mapper.ba_refine_focal_length', refineFocal ? '1' : '0',
+  ];
+}
+
+/** Mapper attempts: when one leaves images out, the mapper runs again with another random seed. */
+export const MAPPER_ATTEMPTS = 3;
+
+/** The output folder of a mapper attempt (the first: paths.sparse). */
+export function mapperOutput(paths: ColmapPaths, attempt: number): string {
+  return attempt === 1 ? paths.sparse : `${paths.sparse}-${attempt}`;
 }
 
 /**

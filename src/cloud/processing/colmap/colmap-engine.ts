@@ -33,8 +33,9 @@ import { analyzeImage, openFileRangeReader } from '../../../shared/image-metadat
 import { mapConcurrently } from '../../../shared/concurrency.ts';
 import { conjugateQuaternion, multiplyQuaternions, normalizeQuaternion, quaternionFromAxisAngle, quaternionToMatrix, type Quaternion, type Vec3 } from '../../../shared/geo/rotation.ts';
 import { writeLas, writePly, type PointCloud } from '../../../shared/pointcloud/index.ts';
+import { describeCrs } from '../../coordinate-systems/crs.ts';
 import { EngineError, type EngineInput, type EngineResult, type OutputType, type PhotogrammetryEngine, type ProducedOutput } from '../engine.ts';
-import { colmapFailure, runColmap } from './colmap-process.ts';
+import { colmapFailure, colmapVersion, runColmap } from './colmap-process.ts';
 import {
   ALIGNMENT_MAX_ERROR_METRES,
   alignerArgs,
@@ -43,7 +44,9 @@ import {
   EXHAUSTIVE_MAX_IMAGES,
   featureExtractorArgs,
   groupCameras,
+  MAPPER_ATTEMPTS,
   mapperArgs,
+  mapperOutput,
   matcherArgs,
   type CameraGroup,
   type ColmapPaths,
@@ -65,6 +68,8 @@ export interface ColmapEngineOptions {
 /** Registered images needed: at least this share of the images, and at least MIN_REGISTERED. */
 export const MIN_REGISTERED_RATIO = 0.5;
 export const MIN_REGISTERED = 3;
+/** A calibrated camera further than this from its GPS position is flagged `gps_outlier`. */
+export const GPS_OUTLIER_METRES = 3 * ALIGNMENT_MAX_ERROR_METRES;
 const NOT_AVAILABLE_REASON =
   'The colmap engine makes the sparse reconstruction only: dense point cloud, mesh, DSM and orthophoto need COLMAP dense stereo (CUDA) or the nodeodm engine.';
 const THUMB_SIZE = 256;
@@ -136,6 +141,9 @@ export class ColmapEngine implements PhotogrammetryEngine {
         throw new EngineError(10601, `Input data not valid: photogrammetry needs at least ${MIN_REGISTERED} images, the project has ${input.images.length} readable image(s).`);
       }
 
+      const version = await colmapVersion(this.binary, glogDir, signal);
+      log.write(`${version ?? 'COLMAP (version unknown)'}\n`);
+
       // 1. Download.
       step = 'download';
       await progress(0, `Downloading images (0/${input.images.length})`);
@@ -196,15 +204,25 @@ export class ColmapEngine implements PhotogrammetryEngine {
       });
 
       // 4. Mapping.
-      await colmap('mapping', mapperArgs(paths), { start: 50, end: 88 }, 'Reconstructing cameras and points', (line) => {
-        const m = /^Registering image #\d+ \((\d+)\)/.exec(line);
-        return m ? Number(m[1]) / local.length : null;
-      });
-      const models = await modelFolders(paths.sparse);
+      const refineFocal = groups.some((g) => g.focalPx === null);
+      const models: { dir: string; registered: number }[] = [];
+      for (let attempt = 1; attempt <= MAPPER_ATTEMPTS; attempt++) {
+        // The first attempt has the mapping share of progress; further ones the end of it.
+        const range = attempt === 1 ? { start: 50, end: 85 } : { start: 85, end: 88 };
+        await fsp.mkdir(mapperOutput(paths, attempt), { recursive: true });
+        await colmap('mapping', mapperArgs(paths, refineFocal, attempt), range, attempt === 1 ? 'Reconstructing cameras and points' : `Reconstructing again (attempt ${attempt})`, (line) => {
+          const m = /^Registering image #\d+ \((\d+)\)/.exec(line);
+          return m ? Number(m[1]) / local.length : null;
+        });
+        models.push(...(await modelFolders(mapperOutput(paths, attempt))));
+        const most = Math.max(0, ...models.map((m) => m.registered));
+        log.write(`mapper attempt ${attempt}: largest model so far ${most} of ${local.length} images\n`);
+        if (most >= local.length) break;
+      }
       const best = models.sort((a, b) => b.registered - a.registered)[0];
       const needed = Math.max(MIN_REGISTERED, Math.ceil(MIN_REGISTERED_RATIO * local.length));
       const registered = best?.registered ?? 0;
-      log.write(`models: ${models.map((m) => `${path.basename(m.dir)}: ${m.registered} image(s)`).join(', ') || 'none'}\n`);
+      log.write(`models: ${models.map((m) => `${path.relative(work, m.dir)}: ${m.registered} image(s)`).join(', ') || 'none'}\n`);
       if (registered < needed) {
         throw new EngineError(
           10201,
@@ -255,7 +273,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
       // 6. Outputs.
       step = 'outputs';
       await progress(92, 'Writing outputs');
-      const result = await this.writeOutputs(input, { model, frame, references, leveling, byName, groups, matcher, timings, commands, started, logKey });
+      const result = await this.writeOutputs(input, { version, model, frame, references, leveling, byName, groups, matcher, timings, commands, started, logKey });
       log.write(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
       await closeLog(log);
       await input.store.putObject(input.bucket, logKey, fs.createReadStream(logPath), { contentType: 'text/plain; charset=utf-8' });
@@ -286,6 +304,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
   private async writeOutputs(
     input: EngineInput,
     run: {
+      version: string | null;
       model: ColmapModel;
       frame: LocalFrame | null;
       references: Map<string, Vec3> | null;
@@ -325,10 +344,12 @@ export class ColmapEngine implements PhotogrammetryEngine {
         const Rcw = quaternionToMatrix(cameraToWorld);
         const rotationOutput = frame?.swapped ? [Rcw[1], Rcw[0], Rcw[2]] : Rcw;
         const ref = run.references?.get(img.name);
+        let gpsResidual: number | null = null;
         if (ref) {
           const horizontal = Math.hypot(centre[0] - ref[0], centre[1] - ref[1]) * unitFactor;
           const vertical = Math.abs(centre[2] - ref[2]) * unitFactor;
-          residuals.push({ name: img.name, horizontal, vertical, total: Math.hypot(horizontal, vertical) });
+          gpsResidual = Math.hypot(horizontal, vertical);
+          residuals.push({ name: img.name, horizontal, vertical, total: gpsResidual });
         }
         const depths: number[] = [];
         for (const id of img.point3dIds) {
@@ -363,6 +384,10 @@ export class ColmapEngine implements PhotogrammetryEngine {
           rotation_matrix_output_crs: rotationOutput,
           gps: source.image.latitude !== null ? { latitude: source.image.latitude, longitude: source.image.longitude, altitude: source.image.altitude } : null,
           observations: img.point3dIds.length,
+          // Distance between the calibrated position and the image's GPS position, metres; an
+          // outlier (> GPS_OUTLIER_METRES) is a wrong registration or a GPS jump: check it.
+          gps_residual_m: gpsResidual,
+          gps_outlier: gpsResidual !== null && gpsResidual > GPS_OUTLIER_METRES,
         };
       });
     const registeredNames = new Set(model.images.map((i) => i.name));
@@ -385,15 +410,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
     }
     const meanReprojectionError = observations ? weightedError / observations : null;
 
-    const crsInfo = {
-      name: crs.name,
-      wkt: crs.wkt,
-      type: crs.type,
-      horizontal_epsg: crs.horizontal_epsg,
-      vertical_epsg: crs.vertical_epsg,
-      axis_order: crs.axis_order,
-      unit: crs.unit,
-    };
+    const crsInfo = describeCrs(crs);
     const georeferencing = frame
       ? {
           method: 'similarity transform of the model to the images\' GPS positions (COLMAP model_aligner, robust)',
@@ -406,6 +423,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
                 rmse_vertical: rms(residuals.map((r) => r.vertical)),
                 median_total: median(residuals.map((r) => r.total)),
                 within_max_error: residuals.filter((r) => r.total <= ALIGNMENT_MAX_ERROR_METRES).length,
+                outliers: residuals.filter((r) => r.total > GPS_OUTLIER_METRES).map((r) => ({ image_name: r.name, distance_m: r.total })),
               }
             : null,
           vertical: frame.hasHeights ? 'EGM96 height: GPS altitudes taken as ellipsoidal, minus the EGM96 geoid undulation' : 'no image altitude: heights are relative (0 at the images\' mean)',
@@ -442,7 +460,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
 
     const report = {
       engine: this.name,
-      engine_version: 'COLMAP (CPU)',
+      engine_version: run.version ?? 'COLMAP (version unknown)',
       images: { total: input.images.length, registered: model.images.length, ratio: model.images.length / input.images.length },
       mean_reprojection_error_px: meanReprojectionError,
       points: count,

@@ -2,7 +2,7 @@
 // goes to the processing log and, line by line, to a progress parser; an abort signal (a cancel,
 // or the engine's time limit) kills it (SIGTERM, then SIGKILL after a grace period). The outcome
 // is mapped to the cloud spec's error codes by `colmapFailure`.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { EngineError } from '../engine.ts';
 
@@ -98,6 +98,22 @@ export function runColmap(run: ColmapRun): Promise<ColmapOutcome> {
       for (const stream of ['stdout', 'stderr'] as const) if (partial[stream]) handleLine(partial[stream]);
       run.log.write(`[exit ${signal ? `by signal ${signal}` : `code ${code}`}]\n`);
       resolve({ code, signal, aborted, tail, outOfMemory });
+    });
+  });
+}
+
+/** COLMAP's version line (`COLMAP 3.8 (Commit ... without CUDA)`), or null; 10001 when it is not installed. */
+export function colmapVersion(binary: string, glogDir: string, signal?: AbortSignal): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    execFile(binary, ['-h'], { env: colmapEnv(glogDir), timeout: 30_000, signal }, (err, stdout) => {
+      if (signal?.aborted) return reject(signal.reason);
+      if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') {
+        reject(new EngineError(10001, `COLMAP is not installed (${binary} not found; Debian package colmap). An administrator must install it or choose another ENGINE.`));
+        return;
+      }
+      const line = String(stdout ?? '').split('\n').find((l) => /^COLMAP \d/.test(l.trim()));
+      const detail = String(stdout ?? '').split('\n').find((l) => /Commit|CUDA/.test(l));
+      resolve(line ? [line.trim().replace(/ --.*$/, ''), detail?.trim().replace(/^\(|\)$/g, '')].filter(Boolean).join(' ') : null);
     });
   });
 }

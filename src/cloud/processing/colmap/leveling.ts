@@ -3,7 +3,7 @@
 // strip) leave the rotation about that line free: GPS noise decides it, and the model can come out
 // rolled by any angle, even upside down (lund: the cameras' "down" pointed up after
 // model_aligner). When the cameras are nearly collinear (spread across the line under
-// COLLINEAR_RATIO of the spread along it), `levelAlongTrack` turns the model about the line,
+// COLLINEAR_RATIO of the spread along it, 80th percentiles), `levelAlongTrack` turns the model about the line,
 // through the cameras' centre, to the angle where the cameras' x axes (image right) are most level
 // (least squares, searched in 0.25 degree steps) with their y + z axes (image down plus optical
 // axis) pointing down on average. Handheld photos (y down, z level), nadir photos (z down) and
@@ -13,6 +13,11 @@ import { conjugateQuaternion, multiplyQuaternions, normalizeQuaternion, quaterni
 import type { ColmapModel } from './colmap-model.ts';
 
 export const COLLINEAR_RATIO = 0.2;
+
+function percentile(values: number[], q: number): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
 
 export interface Leveling {
   /** Spread of the camera centres across their main direction / along it. */
@@ -28,8 +33,13 @@ function cameraCentre(q: Quaternion, t: Vec3): Vec3 {
 
 /** Levels a model in a right-handed frame whose z is up (in place). */
 export function levelAlongTrack(model: ColmapModel): Leveling {
-  const centres = model.images.map((img) => cameraCentre(img.qvec, img.tvec));
-  if (centres.length < 2) return { spreadRatio: 0, rotationDeg: 0 };
+  const all = model.images.map((img) => cameraCentre(img.qvec, img.tvec));
+  if (all.length < 2) return { spreadRatio: 0, rotationDeg: 0 };
+  // The 80 % of cameras nearest the median centre: a wrongly registered camera far away must not
+  // turn the main direction.
+  const mid = [0, 1, 2].map((a) => percentile(all.map((p) => p[a]), 0.5));
+  const near = all.map((p) => ({ p, d: Math.hypot(p[0] - mid[0], p[1] - mid[1], p[2] - mid[2]) })).sort((x, y) => x.d - y.d);
+  const centres = near.slice(0, Math.max(2, Math.ceil(0.8 * near.length))).map((x) => x.p);
   const c: Vec3 = [0, 1, 2].map((a) => centres.reduce((s, p) => s + p[a], 0) / centres.length) as Vec3;
   const cov = [0, 1, 2].map((i) => [0, 1, 2].map((j) => centres.reduce((s, p) => s + (p[i] - c[i]) * (p[j] - c[j]), 0) / centres.length));
   // Main direction by power iteration.
@@ -40,9 +50,18 @@ export function levelAlongTrack(model: ColmapModel): Leveling {
     if (!(n > 0)) return { spreadRatio: 0, rotationDeg: 0 };
     a = next.map((v) => v / n) as Vec3;
   }
-  const along = a[0] * (cov[0][0] * a[0] + cov[0][1] * a[1] + cov[0][2] * a[2]) + a[1] * (cov[1][0] * a[0] + cov[1][1] * a[1] + cov[1][2] * a[2]) + a[2] * (cov[2][0] * a[0] + cov[2][1] * a[1] + cov[2][2] * a[2]);
-  const total = cov[0][0] + cov[1][1] + cov[2][2];
-  const spreadRatio = along > 0 ? Math.sqrt(Math.max(0, total - along) / along) : 0;
+  // Spreads as 80th percentiles of the distances along and across the main direction, so that a
+  // camera or two far off the line (a wrong registration, a GPS jump) do not hide a line.
+  const alongDistances: number[] = [];
+  const acrossDistances: number[] = [];
+  for (const p of centres) {
+    const d: Vec3 = [p[0] - c[0], p[1] - c[1], p[2] - c[2]];
+    const t = d[0] * a[0] + d[1] * a[1] + d[2] * a[2];
+    alongDistances.push(Math.abs(t));
+    acrossDistances.push(Math.hypot(d[0] - t * a[0], d[1] - t * a[1], d[2] - t * a[2]));
+  }
+  const along = percentile(alongDistances, 0.8);
+  const spreadRatio = along > 0 ? percentile(acrossDistances, 0.8) / along : 0;
   if (spreadRatio >= COLLINEAR_RATIO) return { spreadRatio, rotationDeg: 0 };
 
   // The angle about the track that levels the cameras' x axes (image right) best, among those

@@ -235,6 +235,7 @@ export class NodeOdmEngine implements PhotogrammetryEngine {
     let meshFiles = 0;
     const meshKey = `${prefix}3d_mesh_obj.zip`;
     const meshUpload = input.store.putObject(input.bucket, meshKey, mesh.outputStream.pipe(new PassThrough()), { contentType: 'application/zip' });
+    meshUpload.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
     let reportPdfKey: string | null = null;
 
     await forEachEntry(zipPath, async (name, open) => {

@@ -162,6 +162,10 @@ export function calibratedFromOdm(input: {
       },
       coordinate_system: entry?.wkt ?? null,
       coordinate_system_epsg: epsg,
+      // The same description as the other engines' (coordinate-systems/crs.ts describeCrs).
+      output_coordinate_system: entry
+        ? { name: entry.name, wkt: entry.wkt, type: 'projected', horizontal_epsg: epsg, vertical_epsg: null, axis_order: ['east', 'north'], unit: 'metre', unit_factor: 1, proj4: entry.proj4 ?? '', horizontal_wkt: entry.wkt }
+        : null,
       offset_3d_xyz: offset,
       grid_convergence_deg: (convergence * 180) / Math.PI,
       images_total: input.imagesTotal,

