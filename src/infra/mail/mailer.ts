@@ -4,11 +4,24 @@
 // transport) and written as a `.eml` file into an outbox folder (DATA_DIR/mail), which any mail
 // client opens and tests read. Files are written to a temporary name and renamed into place,
 // so a reader never sees half a message.
+// nodemailer is loaded with the first message, not at start (most processes send none; it is
+// ~16 MB of a process's memory: bench/README.md, "Memory").
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
+
+type TransportOptions = Parameters<(typeof import('nodemailer'))['createTransport']>[0];
+
+/** A nodemailer transport created on first use. */
+function lazyTransport(options: TransportOptions): { get(): Promise<Transporter>; close(): void } {
+  let transport: Promise<Transporter> | undefined;
+  return {
+    get: () => (transport ??= import('nodemailer').then((m) => m.createTransport(options))),
+    close: () => void transport?.then((t) => t.close(), () => undefined),
+  };
+}
 
 export interface MailMessage {
   to: string;
@@ -45,11 +58,11 @@ class SmtpMailer implements Mailer {
     private readonly from: string,
     private readonly logger: Logger,
   ) {
-    this.transport = createTransport(smtpUrl);
+    this.transport = lazyTransport(smtpUrl);
   }
 
   async send(message: MailMessage): Promise<void> {
-    const info = await this.transport.sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text });
+    const info = await (await this.transport.get()).sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text });
     this.logger.info({ messageId: info.messageId, subject: message.subject }, 'e-mail sent');
   }
 
@@ -60,7 +73,7 @@ class SmtpMailer implements Mailer {
 
 class OutboxMailer implements Mailer {
   readonly description: string;
-  private readonly transport = createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  private readonly transport = lazyTransport({ streamTransport: true, buffer: true, newline: 'unix' });
 
   constructor(
     private readonly dir: string,
@@ -71,7 +84,7 @@ class OutboxMailer implements Mailer {
   }
 
   async send(message: MailMessage): Promise<void> {
-    const info = await this.transport.sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text });
+    const info = await (await this.transport.get()).sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text });
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${crypto.randomBytes(4).toString('hex')}.eml`;
     const tmp = path.join(this.dir, `.${name}.tmp`);

@@ -3,7 +3,8 @@
 // sections the flags ask for. The document is a stream: the caller pipes it to storage while
 // this draws, so pages are not all held in memory. The built-in Helvetica is used: characters it
 // cannot encode (outside Latin-1) are replaced with "?".
-import PDFDocument from 'pdfkit';
+// pdfkit (with its font machinery, ~30 MB of a process's memory) is loaded on the first report, not
+// at start: most processes never draw one (bench/README.md, "Memory").
 import type { ReportAnnotation, ReportData } from './report-data.ts';
 
 export type CropSource = (annotation: ReportAnnotation) => Promise<{ jpeg: Buffer; width: number; height: number } | null>;
@@ -11,7 +12,8 @@ export type CropSource = (annotation: ReportAnnotation) => Promise<{ jpeg: Buffe
 const SEVERITY = ['None', 'Very low', 'Low', 'Medium', 'High', 'Critical'];
 const CROP_MAX_HEIGHT = 280;
 
-export function createReportDocument(data: ReportData): PDFKit.PDFDocument {
+export async function createReportDocument(data: ReportData): Promise<PDFKit.PDFDocument> {
+  const { default: PDFDocument } = await import('pdfkit');
   return new PDFDocument({
     size: 'A4',
     margin: 50,

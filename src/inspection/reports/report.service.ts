@@ -99,7 +99,7 @@ export class ReportService {
       }
       return annotatedCrop(await buffer(object.body), rectangleOf(annotation.coords_2d));
     };
-    const doc = createReportDocument(data);
+    const doc = await createReportDocument(data);
     const upload = this.files.store.putObject(this.files.bucket, keys.pdf, doc, { contentType: 'application/pdf' });
     upload.catch(() => undefined); // a store failure while drawing is awaited below, never left unhandled
     try {
