@@ -15,6 +15,7 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Crc32 } from './checksums.ts';
+import { OffThreadHash } from './off-thread-hash.ts';
 
 /** Standard HTTP headers S3 stores with an object and returns on GET/HEAD. */
 export interface StoredHttpHeaders {
@@ -75,12 +76,13 @@ export class DiskObjectFiles {
   /**
    * Streams a body into a fresh temp file, hashing it on the way; removes the file on error.
    * `verifiedCrc32`: the body's CRC32 as an upstream stage computed it (read once the body has
-   * ended); the CRC32 is then not computed again here.
+   * ended); the CRC32 is then not computed again here. The MD5 (the ETag) is computed on a worker
+   * thread while this one writes.
    */
   async writeTemp(source: TempSource, verifiedCrc32?: () => string | undefined): Promise<TempFile> {
     await mkdir(this.tmpDir, { recursive: true });
     const tmpPath = path.join(this.tmpDir, randomUUID());
-    const md5 = createHash('md5');
+    const md5 = new OffThreadHash('md5');
     const crc = verifiedCrc32 ? undefined : new Crc32();
     let size = 0;
     const tap = new Transform({
@@ -96,9 +98,10 @@ export class DiskObjectFiles {
       await pipeline(source, tap, createWriteStream(tmpPath, { flags: 'wx', flush: this.fsync }));
       const crc32 = crc ? crc.digestBase64() : verifiedCrc32!();
       if (crc32 === undefined) throw new Error('writeTemp: the verified CRC32 is missing');
-      const st = await stat(tmpPath, { bigint: true });
-      return { path: tmpPath, size, md5: md5.digest(), crc32, ino: st.ino.toString() };
+      const [st, digest] = await Promise.all([stat(tmpPath, { bigint: true }), md5.digest()]);
+      return { path: tmpPath, size, md5: digest, crc32, ino: st.ino.toString() };
     } catch (err) {
+      md5.drop();
       await unlink(tmpPath).catch(() => {});
       throw err;
     }
