@@ -87,10 +87,10 @@ export class DiskObjectFiles {
     let size = 0;
     const tap = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
-        md5.update(chunk);
         crc?.update(chunk);
         size += chunk.length;
-        callback(null, chunk);
+        // Passed on once the MD5 worker has taken it: a worker that falls behind slows the upload.
+        md5.update(chunk).then(() => callback(null, chunk), callback);
       },
     });
     try {

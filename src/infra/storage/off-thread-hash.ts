@@ -6,26 +6,36 @@
 // threads on two cores, with the client's). bench/README.md, "Upload".
 //
 // A hash is a session pinned to one worker (its state lives there); the worker handles messages
-// in order, so updates land before the digest. Each chunk is copied once into a transferable
-// buffer: the caller keeps its chunk and passes it on unchanged. Workers are started on first use
-// (at most HASH_WORKERS, round robin) and do not keep the process alive.
+// in order, so updates land before the digest. Chunks are copied into slots, buffers of SLOT_BYTES
+// that travel to the worker and back (transferred, not copied) and are reused: the caller keeps its
+// chunk and passes it on unchanged, and at most SLOTS_PER_WORKER are out at once, so a worker that
+// falls behind slows its callers down (update waits for a slot) instead of queueing their bodies in
+// memory. (A first version transferred a fresh copy of every chunk: a 1 GiB multipart upload then
+// grew the server by ~160 MB of queued and not yet collected copies, against ~30 MB without it.)
+// Workers are started on first use (at most HASH_WORKERS, round robin) and keep the process alive
+// only while they hold slots or owe digests.
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 /** Hash workers: one per core beyond the main thread's, at least one, at most four. */
 export const HASH_WORKERS = Math.max(1, Math.min(4, os.availableParallelism() - 1));
+export const SLOT_BYTES = 64 * 1024;
+/** Slots per worker: at most 4 MiB of chunks waiting for one worker. */
+export const SLOTS_PER_WORKER = 64;
 
 // The worker, as CommonJS source (eval): no loader or build step needed to start it. It gets no
 // execArgv of ours (a parent's --input-type=module would make it an ES module, --import tsx would
-// load a loader it does not need).
+// load a loader it does not need). Every slot goes back to the main thread once hashed.
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const sessions = new Map();
 parentPort.on('message', (m) => {
   if (m.op === 'start') sessions.set(m.id, createHash(m.algorithm));
-  else if (m.op === 'update') sessions.get(m.id)?.update(new Uint8Array(m.data));
-  else if (m.op === 'drop') sessions.delete(m.id);
+  else if (m.op === 'update') {
+    sessions.get(m.id)?.update(new Uint8Array(m.slot, 0, m.length));
+    parentPort.postMessage({ slot: m.slot }, [m.slot]);
+  } else if (m.op === 'drop') sessions.delete(m.id);
   else if (m.op === 'digest') {
     const hash = sessions.get(m.id);
     sessions.delete(m.id);
@@ -39,37 +49,67 @@ interface PoolWorker {
   /** Set when the worker failed or exited: its sessions are lost. */
   failure?: Error;
   pending: Map<number, { resolve: (digest: Buffer) => void; reject: (err: Error) => void }>;
+  /** Slots back from the worker, ready for reuse. */
+  free: ArrayBuffer[];
+  /** Slots created (at most SLOTS_PER_WORKER); those not free are at the worker. */
+  created: number;
+  /** Updates waiting for a slot, first come first served. */
+  waiting: (() => void)[];
 }
 
 const workers: (PoolWorker | undefined)[] = [];
 let nextWorker = 0;
 let nextId = 0;
 
+/** Refs the worker while it holds slots or owes digests, so that the process waits for them. */
+function updateRef(entry: PoolWorker): void {
+  if (entry.pending.size > 0 || entry.free.length < entry.created) entry.worker.ref();
+  else entry.worker.unref();
+}
+
 function startWorker(index: number): PoolWorker {
-  const entry: PoolWorker = { worker: new Worker(WORKER_SOURCE, { eval: true, execArgv: [] }), pending: new Map() };
-  entry.worker.on('message', (m: { id: number; digest: Uint8Array | null }) => {
-    const waiter = entry.pending.get(m.id);
-    entry.pending.delete(m.id);
-    if (entry.pending.size === 0) entry.worker.unref();
-    if (!waiter) return;
-    if (m.digest) waiter.resolve(Buffer.from(m.digest));
-    else waiter.reject(new Error('hash session unknown to its worker'));
+  const entry: PoolWorker = { worker: new Worker(WORKER_SOURCE, { eval: true, execArgv: [] }), pending: new Map(), free: [], created: 0, waiting: [] };
+  entry.worker.on('message', (m: { slot?: ArrayBuffer; id?: number; digest?: Uint8Array | null }) => {
+    if (m.slot) {
+      entry.free.push(m.slot);
+      entry.waiting.shift()?.();
+    } else if (m.id !== undefined) {
+      const waiter = entry.pending.get(m.id);
+      entry.pending.delete(m.id);
+      if (m.digest) waiter?.resolve(Buffer.from(m.digest));
+      else waiter?.reject(new Error('hash session unknown to its worker'));
+    }
+    updateRef(entry);
   });
   const fail = (err: Error) => {
     entry.failure ??= err;
     for (const waiter of entry.pending.values()) waiter.reject(err);
     entry.pending.clear();
+    for (const wake of entry.waiting.splice(0)) wake(); // they see the failure
     if (workers[index] === entry) workers[index] = undefined; // replaced on next use
   };
   entry.worker.on('error', fail);
   entry.worker.on('exit', (code) => fail(new Error(`hash worker exited (${code})`)));
-  entry.worker.unref(); // after the listeners: adding a 'message' listener refs the worker again
+  updateRef(entry); // after the listeners: adding a 'message' listener refs the worker again
   return entry;
 }
 
 function pickWorker(): PoolWorker {
   const index = nextWorker++ % HASH_WORKERS;
   return (workers[index] ??= startWorker(index));
+}
+
+async function takeSlot(entry: PoolWorker): Promise<ArrayBuffer | null> {
+  for (;;) {
+    if (entry.failure) return null;
+    const slot = entry.free.pop();
+    if (slot) return slot;
+    if (entry.created < SLOTS_PER_WORKER) {
+      entry.created++;
+      return new ArrayBuffer(SLOT_BYTES);
+    }
+    await new Promise<void>((resolve) => entry.waiting.push(resolve));
+  }
 }
 
 export class OffThreadHash {
@@ -81,10 +121,20 @@ export class OffThreadHash {
     this.entry.worker.postMessage({ op: 'start', id: this.id, algorithm });
   }
 
-  update(chunk: Uint8Array): void {
-    if (this.finished || chunk.byteLength === 0) return;
-    const copy = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer;
-    this.entry.worker.postMessage({ op: 'update', id: this.id, data: copy }, [copy]);
+  /**
+   * Adds a chunk (copied: the caller may reuse it at once). Resolves when the chunk is handed to
+   * the worker: wait for it before the next update of this hash. A worker that failed loses the
+   * chunk, and the digest rejects.
+   */
+  async update(chunk: Uint8Array): Promise<void> {
+    for (let offset = 0; offset < chunk.byteLength && !this.finished; offset += SLOT_BYTES) {
+      const slot = await takeSlot(this.entry);
+      if (!slot) return;
+      const length = Math.min(SLOT_BYTES, chunk.byteLength - offset);
+      new Uint8Array(slot).set(chunk.subarray(offset, offset + length));
+      this.entry.worker.postMessage({ op: 'update', id: this.id, slot, length }, [slot]);
+      updateRef(this.entry);
+    }
   }
 
   /** The digest of everything updated so far; the session ends. */
@@ -92,10 +142,9 @@ export class OffThreadHash {
     this.finished = true;
     return new Promise((resolve, reject) => {
       if (this.entry.failure) return reject(this.entry.failure);
-      // A digest awaited keeps the process alive (the worker is unref'd when none is).
-      if (this.entry.pending.size === 0) this.entry.worker.ref();
       this.entry.pending.set(this.id, { resolve, reject });
       this.entry.worker.postMessage({ op: 'digest', id: this.id });
+      updateRef(this.entry);
     });
   }
 
