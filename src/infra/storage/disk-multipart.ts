@@ -65,12 +65,12 @@ export class DiskMultipartUploads {
     return uploadId;
   }
 
-  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: Readable): Promise<UploadedPart & { size: number; checksumCrc32: string }> {
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: Readable, verifiedCrc32?: () => string | undefined): Promise<UploadedPart & { size: number; checksumCrc32: string }> {
     if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
       throw new StorageError('InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive');
     }
     const { dir } = await this.open(bucket, key, uploadId);
-    const tmp = await this.files.writeTemp(body);
+    const tmp = await this.files.writeTemp(body, verifiedCrc32);
     const file = `part-${partNumber}-${randomUUID()}`;
     const record: PartRecord = { file, etag: tmp.md5.toString('hex'), size: tmp.size, lastModified: Date.now() };
     try {

@@ -248,9 +248,10 @@ export class LocalDiskObjectStore implements ObjectStore {
     return { uploadId: await this.uploads.create(bucket, key, { contentType, metadata, httpHeaders }) };
   }
 
-  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: Readable | Buffer): Promise<UploadedPart & { size: number; checksumCrc32: string }> {
+  /** `options.verifiedCrc32`: as putObject's. */
+  async uploadPart(bucket: string, key: string, uploadId: string, partNumber: number, body: Readable | Buffer, options: Pick<PutObjectOptions, 'verifiedCrc32'> = {}): Promise<UploadedPart & { size: number; checksumCrc32: string }> {
     this.bucketDir(bucket);
-    return this.uploads.uploadPart(bucket, key, uploadId, partNumber, toSource(body));
+    return this.uploads.uploadPart(bucket, key, uploadId, partNumber, toSource(body), options.verifiedCrc32);
   }
 
   async listParts(bucket: string, key: string, uploadId: string): Promise<PartInfo[]> {

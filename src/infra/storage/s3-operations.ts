@@ -180,11 +180,7 @@ export async function getObject(ctx: ObjectContext, headOnly: boolean): Promise<
 export async function putObject(ctx: ObjectContext): Promise<void> {
   if (header(ctx.req, 'x-amz-copy-source') !== undefined) return copyObject(ctx);
   const body = openVerifiedBody(ctx.req, ctx.auth);
-  // Performance (bench/README.md, "Upload"): when the client sent a CRC32 (the AWS SDKs do by
-  // default), the verifier has computed and checked it; the store reuses it instead of hashing
-  // every byte a second time.
-  const verifiedCrc32 = body.checksumAlgorithms.includes('crc32') ? () => body.verifiedChecksums().get('crc32') : undefined;
-  const info = await ctx.store.putObject(ctx.bucket, ctx.key, body.stream, { ...putOptions(ctx.req), verifiedCrc32 });
+  const info = await ctx.store.putObject(ctx.bucket, ctx.key, body.stream, { ...putOptions(ctx.req), verifiedCrc32: verifiedCrc32Of(body) });
   ctx.res.setHeader('ETag', info.etag);
   setChecksumHeaders(ctx.res, body.verifiedChecksums());
   sendEmpty(ctx.res, 200);
@@ -237,12 +233,21 @@ export async function createMultipartUpload(ctx: ObjectContext): Promise<void> {
   sendXml(ctx.res, 200, xmlDocument('InitiateMultipartUploadResult', { Bucket: ctx.bucket, Key: ctx.key, UploadId: uploadId }));
 }
 
+/**
+ * Performance (bench/README.md, "Upload"): when the client sent a CRC32 (the AWS SDKs do by
+ * default), the verifier has computed and checked it; the store reuses it (PutObject, UploadPart)
+ * instead of hashing every byte a second time.
+ */
+function verifiedCrc32Of(body: ReturnType<typeof openVerifiedBody>): (() => string | undefined) | undefined {
+  return body.checksumAlgorithms.includes('crc32') ? () => body.verifiedChecksums().get('crc32') : undefined;
+}
+
 export async function uploadPart(ctx: ObjectContext): Promise<void> {
   if (header(ctx.req, 'x-amz-copy-source') !== undefined) throw new S3Error('NotImplemented', 'UploadPartCopy is not supported by this endpoint.');
   const partText = queryValue(ctx.target.query, 'partNumber') ?? '';
   const partNumber = /^\d{1,5}$/.test(partText) ? Number(partText) : NaN;
   const body = openVerifiedBody(ctx.req, ctx.auth);
-  const part = await ctx.store.uploadPart(ctx.bucket, ctx.key, uploadIdOf(ctx), partNumber, body.stream);
+  const part = await ctx.store.uploadPart(ctx.bucket, ctx.key, uploadIdOf(ctx), partNumber, body.stream, { verifiedCrc32: verifiedCrc32Of(body) });
   ctx.res.setHeader('ETag', part.etag);
   setChecksumHeaders(ctx.res, body.verifiedChecksums());
   sendEmpty(ctx.res, 200);
