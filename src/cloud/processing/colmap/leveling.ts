@@ -32,7 +32,7 @@ function cameraCentre(q: Quaternion, t: Vec3): Vec3 {
 }
 
 /** Levels a model in a right-handed frame whose z is up (in place). */
-export function levelAlongTrack(model: ColmapModel): Leveling {
+export function levelAlongTrack(model: ColmapModel, options: { anySpread?: boolean } = {}): Leveling {
   const all = model.images.map((img) => cameraCentre(img.qvec, img.tvec));
   if (all.length < 2) return { spreadRatio: 0, rotationDeg: 0 };
   // The 80 % of cameras nearest the median centre: a wrongly registered camera far away must not
@@ -62,7 +62,7 @@ export function levelAlongTrack(model: ColmapModel): Leveling {
   }
   const along = percentile(alongDistances, 0.8);
   const spreadRatio = along > 0 ? percentile(acrossDistances, 0.8) / along : 0;
-  if (spreadRatio >= COLLINEAR_RATIO) return { spreadRatio, rotationDeg: 0 };
+  if (spreadRatio >= COLLINEAR_RATIO && !options.anySpread) return { spreadRatio, rotationDeg: 0 };
 
   // The angle about the track that levels the cameras' x axes (image right) best, among those
   // where their y + z axes point down on average (the level solution and its upside-down twin
@@ -171,4 +171,71 @@ export function refitLevel(model: ColmapModel, references: Map<string, Vec3>, ma
     img.qvec = q2;
   }
   return { scale: s, turnDeg: (result.theta * 180) / Math.PI, used: inliers.length >= 3 ? inliers.length : pairs.length };
+}
+
+/**
+ * Mean up component of the cameras' image-down plus optical axes: negative when the photos are
+ * upright (handheld: y down) or look down (drones: z down), positive when the model is upside down.
+ */
+export function cameraUpness(model: ColmapModel): number {
+  if (!model.images.length) return 0;
+  let sum = 0;
+  for (const img of model.images) {
+    const R = quaternionToMatrix(img.qvec); // rows: the camera axes in the model frame
+    sum += R[1][2] + R[2][2];
+  }
+  return sum / model.images.length;
+}
+
+/** Median distance between the camera centres and their reference positions. */
+export function medianReferenceResidual(model: ColmapModel, references: Map<string, Vec3>): number {
+  const distances = model.images
+    .filter((img) => references.has(img.name))
+    .map((img) => {
+      const c = cameraCentre(img.qvec, img.tvec);
+      const r = references.get(img.name)!;
+      return Math.hypot(c[0] - r[0], c[1] - r[1], c[2] - r[2]);
+    });
+  return distances.length ? percentile(distances, 0.5) : Infinity;
+}
+
+export interface LevelingOutcome extends Leveling {
+  /** Why the model was turned: its cameras lie along a line, or it was upside down. */
+  reason: 'collinear' | 'upside-down' | null;
+  refit: ReturnType<typeof refitLevel>;
+}
+
+function cloneModel(model: ColmapModel): ColmapModel {
+  return {
+    ...model,
+    images: model.images.map((img) => ({ ...img, qvec: [...img.qvec] as Quaternion, tvec: [...img.tvec] as Vec3 })),
+    positions: Float64Array.from(model.positions),
+  };
+}
+
+/**
+ * Levels a model georeferenced in a z-up frame (in place), then refits it to the reference
+ * positions:
+ * - cameras nearly collinear: turned about their track (levelAlongTrack) and refitted;
+ * - otherwise, when the model is upside down (cameraUpness > 0), the same on a copy, kept when it
+ *   fits the reference positions about as well (median residual at most twice the original's, or
+ *   within maxError): the GPS fit can leave the roll about the cameras' main direction to noise
+ *   even when they are not on a line (phone GPS heights are off by metres; one lund run in six
+ *   came out upside down with a camera spread above COLLINEAR_RATIO). An orientation the
+ *   positions do tell apart (a mirrored area) fits them far worse and is refused.
+ */
+export function levelModel(model: ColmapModel, references: Map<string, Vec3>, maxError: number): LevelingOutcome {
+  const collinear = levelAlongTrack(model);
+  if (collinear.rotationDeg) return { ...collinear, reason: 'collinear', refit: refitLevel(model, references, maxError) };
+  if (cameraUpness(model) <= 0) return { ...collinear, reason: null, refit: null };
+  const candidate = cloneModel(model);
+  const turned = levelAlongTrack(candidate, { anySpread: true });
+  if (!turned.rotationDeg) return { ...collinear, reason: null, refit: null };
+  const refit = refitLevel(candidate, references, maxError);
+  const before = medianReferenceResidual(model, references);
+  const after = medianReferenceResidual(candidate, references);
+  if (!refit || !(after <= Math.max(2 * before, maxError))) return { ...collinear, reason: null, refit: null };
+  model.images = candidate.images;
+  model.positions = candidate.positions;
+  return { ...turned, reason: 'upside-down', refit };
 }
