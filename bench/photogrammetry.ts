@@ -117,14 +117,16 @@ async function bare(dataset: Dataset) {
   }
   const counts = await Promise.all(models.map(registeredImageCount));
   const best = models[counts.indexOf(Math.max(...counts))];
-  const aligned = path.join(work, 'aligned');
-  const text = path.join(work, 'model');
-  await fsp.mkdir(aligned);
-  await fsp.mkdir(text);
-  await run(alignerArgs(best, aligned, refPath, ALIGNMENT_MAX_ERROR_METRES), work, glogDir, log);
-  await run(converterArgs(aligned, text), work, glogDir, log);
+  // The engine's two fits (robust and least squares), both exported; it keeps the one nearer the GPS positions.
+  for (const robust of [true, false]) {
+    const aligned = path.join(work, robust ? 'aligned' : 'aligned-ls');
+    await fsp.mkdir(aligned);
+    await fsp.mkdir(path.join(work, robust ? 'model' : 'model-ls'));
+    await run(alignerArgs(best, aligned, refPath, ALIGNMENT_MAX_ERROR_METRES, robust), work, glogDir, log);
+    await run(converterArgs(aligned, path.join(work, robust ? 'model' : 'model-ls')), work, glogDir, log);
+  }
   const seconds = (Date.now() - started) / 1000;
-  const model = await readTextModel(text);
+  const model = await readTextModel(path.join(work, 'model'));
   let observations = 0;
   let error = 0;
   model.trackLengths.forEach((t, i) => {

@@ -172,7 +172,8 @@ export function mapperOutput(paths: ColmapPaths, attempt: number): string {
  * frame, metres or the output system's unit), robust: cameras further than `maxError` from the
  * fitted similarity are left out of the fit.
  */
-export function alignerArgs(input: string, output: string, referencePath: string, maxError: number): string[] {
+/** `robust`: RANSAC with `maxError` (the default), or a plain least-squares fit to every position. */
+export function alignerArgs(input: string, output: string, referencePath: string, maxError: number, robust = true): string[] {
   return [
     'model_aligner',
     '--input_path', input,
@@ -180,7 +181,7 @@ export function alignerArgs(input: string, output: string, referencePath: string
     '--ref_images_path', referencePath,
     '--ref_is_gps', '0',
     '--alignment_type', 'custom',
-    '--robust_alignment', '1',
+    '--robust_alignment', robust ? '1' : '0',
     '--robust_alignment_max_error', String(maxError),
   ];
 }

@@ -54,7 +54,7 @@ import {
 } from './colmap-commands.ts';
 import { intrinsicsOf, readTextModel, registeredImageCount, type ColmapModel } from './colmap-model.ts';
 import { localFrame, type LocalFrame } from './georeference.ts';
-import { levelModel, type Leveling } from './leveling.ts';
+import { levelModel, medianReferenceResidual, type Leveling } from './leveling.ts';
 
 export interface ColmapEngineOptions {
   /** The colmap executable (default `colmap` on the PATH). */
@@ -238,7 +238,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
       if (input.outputCrs.type === 'projected' && !frame) {
         throw new EngineError(10410, `Processing failed: the model cannot be georeferenced in ${input.outputCrs.name}: ${positions.length ? 'the image positions cannot be projected into it' : 'no image carries a GPS position (the colmap engine does not use GCPs)'}.`);
       }
-      let modelDir = best.dir;
+      let model: ColmapModel;
       let references: Map<string, Vec3> | null = null;
       if (frame) {
         references = new Map();
@@ -249,18 +249,36 @@ export class ColmapEngine implements PhotogrammetryEngine {
         }
         const refPath = path.join(work, 'reference_positions.txt');
         await fsp.writeFile(refPath, [...references].map(([name, p]) => `${name} ${p.map((v) => v.toFixed(4)).join(' ')}`).join('\n') + '\n');
-        const aligned = path.join(work, 'aligned');
-        await fsp.mkdir(aligned);
-        await colmap('georegistration', alignerArgs(best.dir, aligned, refPath, ALIGNMENT_MAX_ERROR_METRES / frame.unitFactor), { start: 88, end: 91 }, 'Georeferencing');
-        if ((await registeredImageCount(aligned)) === 0) {
+        // Two fits of the model to the GPS positions: COLMAP's robust one (RANSAC, 10 m) and a plain
+        // least-squares one over every position. On noisy phone GPS along a walk the robust fit
+        // now and then settles on a poor scale (lund: cameras a median 25-36 m from their GPS
+        // positions in 2 runs of 8, 4-7 m otherwise); the fit whose cameras lie nearer their GPS
+        // positions (median) is kept.
+        const maxError = ALIGNMENT_MAX_ERROR_METRES / frame.unitFactor;
+        const fits: { name: string; model: ColmapModel; residual: number }[] = [];
+        for (const [name, robust] of [['robust', true], ['least squares', false]] as const) {
+          const aligned = path.join(work, robust ? 'aligned' : 'aligned-ls');
+          await fsp.mkdir(aligned);
+          await colmap('georegistration', alignerArgs(best.dir, aligned, refPath, maxError, robust), { start: robust ? 88 : 90, end: robust ? 90 : 91 }, 'Georeferencing');
+          if ((await registeredImageCount(aligned)) === 0) continue;
+          const textDir = path.join(work, robust ? 'model' : 'model-ls');
+          await fsp.mkdir(textDir);
+          await colmap('model export', converterArgs(aligned, textDir), { start: 91, end: 92 }, 'Georeferencing');
+          const fitted = await readTextModel(textDir);
+          fits.push({ name, model: fitted, residual: medianReferenceResidual(fitted, references) * frame.unitFactor });
+        }
+        log.write(`georegistration: ${fits.map((f) => `${f.name} fit, cameras a median ${f.residual.toFixed(2)} m from their GPS positions`).join('; ') || 'no fit'}\n`);
+        fits.sort((a, b) => a.residual - b.residual);
+        if (!fits.length) {
           throw new EngineError(10410, `Processing failed: georegistration found no consistent fit between the model and the GPS positions of ${references.size} image(s) (at least 3 calibrated images with a GPS position within ${ALIGNMENT_MAX_ERROR_METRES} m are needed). See the processing log.`);
         }
-        modelDir = aligned;
+        model = fits[0].model;
+      } else {
+        const textDir = path.join(work, 'model');
+        await fsp.mkdir(textDir);
+        await colmap('model export', converterArgs(best.dir, textDir), { start: 91, end: 92 }, 'Georeferencing');
+        model = await readTextModel(textDir);
       }
-      const textDir = path.join(work, 'model');
-      await fsp.mkdir(textDir);
-      await colmap('model export', converterArgs(modelDir, textDir), { start: 91, end: 92 }, 'Georeferencing');
-      const model = await readTextModel(textDir);
       const leveling = frame && references ? levelModel(model, references, ALIGNMENT_MAX_ERROR_METRES / frame.unitFactor) : null;
       if (leveling?.reason) {
         const refit = leveling.refit;
