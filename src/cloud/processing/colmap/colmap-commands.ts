@@ -169,10 +169,10 @@ export function mapperOutput(paths: ColmapPaths, attempt: number): string {
 
 /**
  * Georegistration to reference positions (`name x y z` lines, in a right-handed east/north/up
- * frame, metres or the output system's unit), robust: cameras further than `maxError` from the
- * fitted similarity are left out of the fit.
+ * frame, metres or the output system's unit). `robust` (the default): cameras further than
+ * `maxError` from the fitted similarity are left out of the fit (RANSAC); otherwise a plain
+ * least-squares fit to every position.
  */
-/** `robust`: RANSAC with `maxError` (the default), or a plain least-squares fit to every position. */
 export function alignerArgs(input: string, output: string, referencePath: string, maxError: number, robust = true): string[] {
   return [
     'model_aligner',

@@ -238,6 +238,14 @@ export class ColmapEngine implements PhotogrammetryEngine {
       if (input.outputCrs.type === 'projected' && !frame) {
         throw new EngineError(10410, `Processing failed: the model cannot be georeferenced in ${input.outputCrs.name}: ${positions.length ? 'the image positions cannot be projected into it' : 'no image carries a GPS position (the colmap engine does not use GCPs)'}.`);
       }
+      // A binary model exported to text (model_converter) and read.
+      const exportModel = async (from: string, folder: string): Promise<ColmapModel> => {
+        const textDir = path.join(work, folder);
+        await fsp.mkdir(textDir);
+        await colmap('model export', converterArgs(from, textDir), { start: 91, end: 92 }, 'Georeferencing');
+        return readTextModel(textDir);
+      };
+      const maxError = ALIGNMENT_MAX_ERROR_METRES / (frame?.unitFactor ?? 1); // in the output system's unit
       let model: ColmapModel;
       let references: Map<string, Vec3> | null = null;
       if (frame) {
@@ -254,17 +262,13 @@ export class ColmapEngine implements PhotogrammetryEngine {
         // now and then settles on a poor scale (lund: cameras a median 25-36 m from their GPS
         // positions in 2 runs of 8, 4-7 m otherwise); the fit whose cameras lie nearer their GPS
         // positions (median) is kept.
-        const maxError = ALIGNMENT_MAX_ERROR_METRES / frame.unitFactor;
         const fits: { name: string; model: ColmapModel; residual: number }[] = [];
         for (const [name, robust] of [['robust', true], ['least squares', false]] as const) {
           const aligned = path.join(work, robust ? 'aligned' : 'aligned-ls');
           await fsp.mkdir(aligned);
           await colmap('georegistration', alignerArgs(best.dir, aligned, refPath, maxError, robust), { start: robust ? 88 : 90, end: robust ? 90 : 91 }, 'Georeferencing');
           if ((await registeredImageCount(aligned)) === 0) continue;
-          const textDir = path.join(work, robust ? 'model' : 'model-ls');
-          await fsp.mkdir(textDir);
-          await colmap('model export', converterArgs(aligned, textDir), { start: 91, end: 92 }, 'Georeferencing');
-          const fitted = await readTextModel(textDir);
+          const fitted = await exportModel(aligned, robust ? 'model' : 'model-ls');
           fits.push({ name, model: fitted, residual: medianReferenceResidual(fitted, references) * frame.unitFactor });
         }
         log.write(`georegistration: ${fits.map((f) => `${f.name} fit, cameras a median ${f.residual.toFixed(2)} m from their GPS positions`).join('; ') || 'no fit'}\n`);
@@ -274,12 +278,9 @@ export class ColmapEngine implements PhotogrammetryEngine {
         }
         model = fits[0].model;
       } else {
-        const textDir = path.join(work, 'model');
-        await fsp.mkdir(textDir);
-        await colmap('model export', converterArgs(best.dir, textDir), { start: 91, end: 92 }, 'Georeferencing');
-        model = await readTextModel(textDir);
+        model = await exportModel(best.dir, 'model');
       }
-      const leveling = frame && references ? levelModel(model, references, ALIGNMENT_MAX_ERROR_METRES / frame.unitFactor) : null;
+      const leveling = references ? levelModel(model, references, maxError) : null;
       if (leveling?.reason) {
         const refit = leveling.refit;
         log.write(

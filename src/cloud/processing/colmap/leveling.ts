@@ -227,14 +227,15 @@ function cloneModel(model: ColmapModel): ColmapModel {
 export function levelModel(model: ColmapModel, references: Map<string, Vec3>, maxError: number): LevelingOutcome {
   const collinear = levelAlongTrack(model);
   if (collinear.rotationDeg) return { ...collinear, reason: 'collinear', refit: refitLevel(model, references, maxError) };
-  if (cameraUpness(model) <= 0) return { ...collinear, reason: null, refit: null };
+  const unchanged: LevelingOutcome = { ...collinear, reason: null, refit: null };
+  if (cameraUpness(model) <= 0) return unchanged;
   const candidate = cloneModel(model);
   const turned = levelAlongTrack(candidate, { anySpread: true });
-  if (!turned.rotationDeg) return { ...collinear, reason: null, refit: null };
+  if (!turned.rotationDeg) return unchanged;
   const refit = refitLevel(candidate, references, maxError);
   const before = medianReferenceResidual(model, references);
   const after = medianReferenceResidual(candidate, references);
-  if (!refit || !(after <= Math.max(2 * before, maxError))) return { ...collinear, reason: null, refit: null };
+  if (!refit || !(after <= Math.max(2 * before, maxError))) return unchanged;
   model.images = candidate.images;
   model.positions = candidate.positions;
   return { ...turned, reason: 'upside-down', refit };
