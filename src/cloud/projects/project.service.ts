@@ -114,12 +114,13 @@ export class ProjectService {
       const locked = await this.projects.find(id, principal.organizationId, trx, true);
       if (!locked) throw notFound('Project');
       const interrupted = locked.public_status === 'WAITING' || locked.public_status === 'PROCESSING';
-      const now = new Date();
-      await this.projects.update(
+      // Guarded by `deleted_at is null` and checked: of concurrent deletions, one 204, the others 404.
+      const deleted = await this.projects.markDeleted(
         locked.id,
-        interrupted ? { deleted_at: now, public_status: 'CANCELED', detailed_status: 'Canceled: the project was deleted', processing_ended_at: now } : { deleted_at: now },
+        interrupted ? { public_status: 'CANCELED', detailed_status: 'Canceled: the project was deleted', processing_ended_at: new Date() } : {},
         trx,
       );
+      if (!deleted) throw notFound('Project');
       return locked;
     });
     // Objects go after the row: a failure here leaves orphaned objects, never a project without data.

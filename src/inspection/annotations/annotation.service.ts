@@ -6,8 +6,9 @@ import type { Kysely } from 'kysely';
 import type { AnnotationRow, InspectionRow, InspectionTables, Point3 } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import { visibleTo } from '../auth/access.ts';
-import type { InspectionService } from '../inspections/inspection.service.ts';
-import { ApiError, notFound, ValidationError } from '../../infra/http/errors.ts';
+import type { InspectionAccess } from '../auth/inspection-access.ts';
+import type { InspectionRepository } from '../inspections/inspection.repository.ts';
+import { notFound, ValidationError } from '../../infra/http/errors.ts';
 import type { WindowedSource } from '../http/lists.ts';
 import { validateAnnotationData } from './annotation-data.ts';
 import { mapAnnotation, type AnnotationRecord } from './annotation.mapper.ts';
@@ -36,32 +37,25 @@ const RESET = { name: null, severity_level: 0, description: null, coords_3d: nul
 export class AnnotationService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
-    private readonly inspections: InspectionService,
+    private readonly inspections: InspectionRepository,
+    private readonly access: InspectionAccess,
     private readonly locator: Coords3dLocator,
   ) {}
 
   async create(auth: AuthContext, input: CreateAnnotationInput, options: { coords3d: boolean }): Promise<AnnotationRecord> {
-    const inspection = await this.inspections.require(auth, input.inspection).catch((err) => {
-      if (err instanceof ApiError && err.statusCode === 404) throw ValidationError.field('inspection', `Invalid pk "${input.inspection}" - object does not exist.`);
-      throw err;
-    });
+    const inspection = await this.access.requireInspection(auth, input.inspection, { field: 'inspection' });
     const camera = await this.db.selectFrom('inspection.cameras').selectAll().where('id', '=', input.photo_id).where('inspection_id', '=', inspection.id).executeTakeFirst();
     if (!camera) throw ValidationError.field('photo_id', `${input.photo_id} is not the photo_id of a camera of inspection ${inspection.id}.`);
     const data = validateAnnotationData(input.data);
     const coords3d = options.coords3d ? await this.locator.locate(inspection, camera, data.coords_2d) : (input.coords_3d ?? null);
     const row = await this.db.transaction().execute(async (trx) => {
-      const { annotation_seq } = await trx
-        .updateTable('inspection.inspections')
-        .set((eb) => ({ annotation_seq: eb('annotation_seq', '+', 1) }))
-        .where('id', '=', inspection.id)
-        .returning('annotation_seq')
-        .executeTakeFirstOrThrow();
+      const number = await this.inspections.nextAnnotationNumber(trx, inspection.id);
       return trx
         .insertInto('inspection.annotations')
         .values({
           inspection_id: inspection.id,
           user_id: auth.userId,
-          number: annotation_seq,
+          number,
           type: input.type,
           name: input.name ?? null,
           data: JSON.stringify(data),
@@ -103,14 +97,19 @@ export class AnnotationService {
     return mapAnnotation(row);
   }
 
+  /** One statement, its row count checked: of concurrent deletions of one annotation, one deletes, the others get 404. */
   async remove(auth: AuthContext, id: number): Promise<void> {
-    const current = await this.require(auth, id);
-    await this.db.deleteFrom('inspection.annotations').where('id', '=', current.id).execute();
+    const result = await this.db
+      .deleteFrom('inspection.annotations')
+      .where('id', '=', id)
+      .where('inspection_id', 'in', this.inspections.visible(auth).clearSelect().select('id'))
+      .executeTakeFirst();
+    if (Number(result.numDeletedRows) !== 1) throw notFound('Annotation');
   }
 
   /** The annotations of an inspection, by number. */
   async listOfInspection(auth: AuthContext, inspectionId: number): Promise<WindowedSource<AnnotationRecord>> {
-    const inspection = await this.inspections.require(auth, inspectionId);
+    const inspection = await this.access.requireInspection(auth, inspectionId);
     const base = () => this.db.selectFrom('inspection.annotations').where('inspection_id', '=', inspection.id);
     return {
       count: async () => Number((await base().select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()).count),

@@ -1,8 +1,9 @@
 // Assets: the physical structures inspected. Creating one creates a project group in the cloud.
 import type { Kysely } from 'kysely';
-import type { AssetRow, InspectionTables } from '../inspection.tables.ts';
+import type { InspectionTables } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
-import { ownerOf, visibleTo } from '../auth/access.ts';
+import { ownerOf } from '../auth/access.ts';
+import type { AssetView, InspectionAccess } from '../auth/inspection-access.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import { notFound, ValidationError, type FieldErrors } from '../../infra/http/errors.ts';
 import { ASSET_TYPES } from './asset-types.ts';
@@ -11,7 +12,7 @@ import type { WindowedSource } from '../http/lists.ts';
 
 export type AssetRecord = ReturnType<typeof mapAsset>;
 
-export type AssetView = AssetRow & { organization_uuid: string | null };
+export type { AssetView } from '../auth/inspection-access.ts';
 
 export interface AssetInput {
   name: string;
@@ -24,6 +25,7 @@ export interface AssetInput {
 export class AssetService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
+    private readonly access: InspectionAccess,
     private readonly cloud: CloudClient,
   ) {}
 
@@ -79,15 +81,13 @@ export class AssetService {
     return { ...row, organization_uuid: asset.organization_uuid };
   }
 
-  async require(auth: AuthContext, id: number): Promise<AssetView> {
-    const asset = await this.visible(auth).where('a.id', '=', id).executeTakeFirst();
-    if (!asset) throw notFound('Asset');
-    return asset;
+  require(auth: AuthContext, id: number): Promise<AssetView> {
+    return this.access.requireAsset(auth, id);
   }
 
   /** The request's assets (deleted ones excluded), optionally those whose name contains `search`. */
   list(auth: AuthContext, search?: string): WindowedSource<AssetRecord> {
-    const filtered = () => this.visible(auth).$if(Boolean(search), (q) => q.where('a.name', 'ilike', `%${escapeLike(search!)}%`));
+    const filtered = () => this.access.assets(auth).$if(Boolean(search), (q) => q.where('a.name', 'ilike', `%${escapeLike(search!)}%`));
     return {
       count: async () => {
         const { count } = await filtered()
@@ -113,17 +113,6 @@ export class AssetService {
 
   async record(row: AssetView): Promise<AssetRecord> {
     return (await this.records([row]))[0];
-  }
-
-  /** Assets the request may see, with their organization's uuid. */
-  private visible(auth: AuthContext) {
-    return this.db
-      .selectFrom('inspection.assets as a')
-      .leftJoin('inspection.organizations as o', 'o.id', 'a.organization_id')
-      .selectAll('a')
-      .select('o.uuid as organization_uuid')
-      .where('a.deleted_at', 'is', null)
-      .where(visibleTo(auth, 'a'));
   }
 
   async inspectionIds(assetIds: number[]): Promise<Map<number, number[]>> {

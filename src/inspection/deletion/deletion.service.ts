@@ -8,12 +8,15 @@
 //   retry call waits, then finds them gone), and the same transaction queues a durable job that
 //   deletes the cloud projects, the asset's project group and the files this service stored for
 //   them. The job tolerates what is already gone, so a retried job does no harm.
+// - Concurrent deletions of the same record: the marking statements are guarded (`deleted_at is
+//   null`) and their row counts checked, so exactly one request deletes (204) and the others find
+//   nothing to delete (404), whatever order the database runs them in.
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
-import type { InspectionService } from '../inspections/inspection.service.ts';
-import type { AssetService } from '../assets/asset.service.ts';
+import type { InspectionAccess } from '../auth/inspection-access.ts';
+import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
@@ -24,8 +27,8 @@ import { inspectionFiles, type FileStore } from '../storage/inspection-files.ts'
 export class DeletionService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
-    private readonly inspections: InspectionService,
-    private readonly assets: AssetService,
+    private readonly inspections: InspectionRepository,
+    private readonly access: InspectionAccess,
     private readonly cloud: CloudClient,
     private readonly jobs: JobQueue,
     private readonly files: FileStore,
@@ -33,31 +36,29 @@ export class DeletionService {
   ) {}
 
   async deleteInspection(auth: AuthContext, id: number): Promise<void> {
-    const visible = await this.inspections.require(auth, id);
+    const visible = await this.access.requireInspection(auth, id);
     await this.db.transaction().execute(async (trx) => {
-      const rows = await trx
-        .selectFrom('inspection.inspections')
-        .selectAll()
-        .where('deleted_at', 'is', null)
-        .where((eb) => (visible.retry_of === null ? eb.or([eb('id', '=', visible.id), eb('retry_of', '=', visible.id)]) : eb('id', '=', visible.id)))
-        .orderBy('id')
-        .forUpdate()
-        .execute();
+      const rows = await this.inspections.lockForDeletion(trx, visible.retry_of === null ? { bundleOf: visible.id } : { id: visible.id });
       if (!rows.some((r) => r.id === visible.id)) throw notFound('Inspection');
       requireStable(rows, 'The inspection');
-      await this.markDeleted(trx, rows, null);
+      if (!(await this.markDeleted(trx, rows, null))) throw notFound('Inspection');
     });
   }
 
   async deleteAsset(auth: AuthContext, id: number): Promise<void> {
-    const asset = await this.assets.require(auth, id);
+    const asset = await this.access.requireAsset(auth, id);
     await this.db.transaction().execute(async (trx) => {
       const locked = await trx.selectFrom('inspection.assets').select('id').where('id', '=', asset.id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
       if (!locked) throw notFound('Asset');
-      const rows = await trx.selectFrom('inspection.inspections').selectAll().where('asset_id', '=', asset.id).where('deleted_at', 'is', null).orderBy('id').forUpdate().execute();
+      const rows = await this.inspections.lockForDeletion(trx, { assetId: asset.id });
       requireStable(rows, 'Every inspection of the asset');
-      await trx.updateTable('inspection.assets').set({ deleted_at: new Date(), updated_at: new Date() }).where('id', '=', asset.id).execute();
-      await this.markDeleted(trx, rows, asset.project_group_id);
+      const marked = await trx
+        .updateTable('inspection.assets')
+        .set({ deleted_at: new Date(), updated_at: new Date() })
+        .where('id', '=', asset.id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(marked.numUpdatedRows) !== 1 || !(await this.markDeleted(trx, rows, asset.project_group_id))) throw notFound('Asset');
     });
   }
 
@@ -76,16 +77,16 @@ export class DeletionService {
     }
   }
 
-  private async markDeleted(trx: Transaction<InspectionTables>, rows: InspectionRow[], projectGroupId: number | null): Promise<void> {
+  /** False (nothing queued; the caller rolls back) when another request marked any of the rows first. */
+  private async markDeleted(trx: Transaction<InspectionTables>, rows: InspectionRow[], projectGroupId: number | null): Promise<boolean> {
     const ids = rows.map((r) => r.id);
-    if (ids.length > 0) {
-      await trx.updateTable('inspection.inspections').set({ deleted_at: new Date(), updated_at: new Date() }).where('id', 'in', ids).execute();
-    }
+    if ((await this.inspections.softDelete(trx, ids)) !== ids.length) return false;
     await this.jobs.send<InspectionJobs, 'inspection.delete-resources'>(
       'inspection.delete-resources',
       { projectIds: rows.flatMap((r) => (r.project_id === null ? [] : [r.project_id])), projectGroupId, inspectionIds: ids },
       { trx },
     );
+    return true;
   }
 }
 

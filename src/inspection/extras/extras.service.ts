@@ -15,7 +15,7 @@ import type { Kysely } from 'kysely';
 import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { Reconstruction } from '../pipeline/reconstruction.ts';
-import type { InspectionService } from '../inspections/inspection.service.ts';
+import type { InspectionAccess } from '../auth/inspection-access.ts';
 
 export interface Extras {
   coordinate_system: string;
@@ -25,11 +25,11 @@ export interface Extras {
 export class ExtrasService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
-    private readonly inspections: InspectionService,
+    private readonly access: InspectionAccess,
   ) {}
 
   async get(auth: AuthContext, id: number): Promise<Extras> {
-    return this.of(await this.inspections.require(auth, id));
+    return this.of(await this.access.requireInspection(auth, id));
   }
 
   async of(inspection: InspectionRow): Promise<Extras> {

@@ -14,7 +14,8 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { InspectionTables } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
-import type { InspectionService } from '../inspections/inspection.service.ts';
+import type { InspectionAccess } from '../auth/inspection-access.ts';
+import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
@@ -31,7 +32,8 @@ const MAIL_URL_TTL_SECONDS = 24 * 3600;
 export class InputsZipService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
-    private readonly inspections: InspectionService,
+    private readonly inspections: InspectionRepository,
+    private readonly access: InspectionAccess,
     private readonly cloud: CloudClient,
     private readonly files: FileStore,
     private readonly jobs: JobQueue,
@@ -40,7 +42,7 @@ export class InputsZipService {
   ) {}
 
   async request(auth: AuthContext, id: number): Promise<InputsAnswer> {
-    const inspection = await this.inspections.require(auth, id);
+    const inspection = await this.access.requireInspection(auth, id);
     if (inspection.inputs_zip_status === 'available' && inspection.inputs_zip_key) {
       return { status: 200, body: { url: await this.files.store.presignGetUrl(this.files.bucket, inspection.inputs_zip_key, DOWNLOAD_URL_TTL_SECONDS) } };
     }
@@ -48,12 +50,8 @@ export class InputsZipService {
     await this.db.transaction().execute(async (trx) => {
       const locked = await this.inspections.lock(trx, inspection.id);
       const building = locked.inputs_zip_status === 'processing' && locked.inputs_zip_requested_at && Date.now() - locked.inputs_zip_requested_at.getTime() < STALE_BUILD_MS;
-      if (building || locked.inputs_zip_status === 'available') return;
-      await trx
-        .updateTable('inspection.inspections')
-        .set({ inputs_zip_status: 'processing', inputs_zip_requested_at: new Date() })
-        .where('id', '=', inspection.id)
-        .execute();
+      if (locked.deleted_at || building || locked.inputs_zip_status === 'available') return;
+      await this.inspections.inputsZipRequested(trx, inspection.id);
       await this.jobs.send<InspectionJobs, 'inspection.build-inputs-zip'>('inspection.build-inputs-zip', { inspectionId: inspection.id }, { trx });
     });
     return { status: 202, body: { detail: 'The ZIP of the inputs is being prepared; call again in a few minutes.' } };
@@ -61,7 +59,7 @@ export class InputsZipService {
 
   /** The job. Idempotent: does nothing unless a build is still expected. */
   async build(inspectionId: number): Promise<void> {
-    const inspection = await this.db.selectFrom('inspection.inspections').selectAll().where('id', '=', inspectionId).where('deleted_at', 'is', null).executeTakeFirst();
+    const inspection = await this.inspections.find(inspectionId);
     if (!inspection || inspection.inputs_zip_status !== 'processing' || !inspection.inputs_zip_requested_at) return;
     const generation = inspection.inputs_zip_requested_at.getTime();
     const keys = await this.inspections.imageKeys(inspection.id);
@@ -86,12 +84,7 @@ export class InputsZipService {
       output.destroy(); // stop reading inputs if the store gave up first
       if (err instanceof StorageError && err.code === 'NoSuchKey') {
         this.logger.warn({ inspectionId, err: err.message }, 'an input is missing; the inputs ZIP cannot be built');
-        await this.db
-          .updateTable('inspection.inspections')
-          .set({ inputs_zip_status: 'error' })
-          .where('id', '=', inspection.id)
-          .where('inputs_zip_requested_at', '=', inspection.inputs_zip_requested_at)
-          .execute();
+        await this.inspections.inputsZipFailed(inspection.id, inspection.inputs_zip_requested_at);
         return;
       }
       throw err; // transient: the job is retried
@@ -101,7 +94,7 @@ export class InputsZipService {
       const locked = await this.inspections.lock(trx, inspection.id);
       const current = locked.inputs_zip_status === 'processing' && locked.inputs_zip_requested_at?.getTime() === generation;
       if (!current || locked.deleted_at) return undefined; // superseded: a newer request (or new inputs) took over
-      await trx.updateTable('inspection.inspections').set({ inputs_zip_status: 'available', inputs_zip_key: zipKey }).where('id', '=', inspection.id).execute();
+      await this.inspections.inputsZipReady(trx, inspection.id, zipKey);
       await this.notifications.inputsReady(trx, locked, url, MAIL_URL_TTL_SECONDS / 3600);
       return locked.inputs_zip_key ?? null;
     });

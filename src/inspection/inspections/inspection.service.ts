@@ -1,20 +1,21 @@
 // Inspections: creation (with a cloud project), reads, updates, storage credentials, image
 // registration and the start of processing (spec "Endpoints", "Allowance rules", "States and
-// transitions"). Deletion lives in ../deletion, retries in ../retries.
-import crypto from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+// transitions"). Deletion lives in ../deletion, retries in ../retries; the SQL of the inspections
+// table in inspection.repository.ts, access checks in ../auth/inspection-access.ts.
+import { sql, type Kysely } from 'kysely';
 import type { InspectionRow, InspectionTables, Point3, ProcessingParameters } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
-import { ownerOf, visibleTo } from '../auth/access.ts';
+import { ownerOf } from '../auth/access.ts';
+import type { InspectionAccess } from '../auth/inspection-access.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { AssetInput, AssetService } from '../assets/asset.service.ts';
 import { AllowanceService, accountOf, type AllowanceCode } from '../allowance/allowance.service.ts';
-import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
 import type { InspectionRecord } from './inspection.mapper.ts';
 import { bundleRetriesColumn, toRecord, toRecords, toRecordWithRetries } from './inspection-records.ts';
 import { PROCESSABLE_STATUSES, SETTABLE_STATUSES, Status } from './statuses.ts';
-import type { InspectionJobs } from '../inspection.jobs.ts';
+import type { InspectionRepository, InspectionUpdate } from './inspection.repository.ts';
+import type { InspectionPipeline } from '../pipeline/inspection-pipeline.ts';
 import type { NotificationService } from '../notifications/notification.service.ts';
 import type { WindowedSource } from '../http/lists.ts';
 import { normalizeInspectionDate } from './inspection-date.ts';
@@ -50,7 +51,7 @@ export interface UpdateInspectionInput {
   processing_parameters?: ProcessingParameters;
 }
 
-type Db = Kysely<InspectionTables> | Transaction<InspectionTables>;
+type VisibleQuery = ReturnType<InspectionRepository['visible']>;
 
 export interface CameraRecord {
   id: number;
@@ -68,10 +69,12 @@ export interface CameraRecord {
 export class InspectionService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
+    private readonly inspections: InspectionRepository,
+    private readonly access: InspectionAccess,
     private readonly cloud: CloudClient,
     private readonly assets: AssetService,
     private readonly allowance: AllowanceService,
-    private readonly jobs: JobQueue,
+    private readonly pipeline: InspectionPipeline,
     private readonly notifications: NotificationService,
   ) {}
 
@@ -85,19 +88,16 @@ export class InspectionService {
       asset = await this.assets.create(auth, input.asset_data);
     } else {
       if (typeof input.asset !== 'number') throw ValidationError.field('asset', 'This field is required.');
-      asset = await this.assets.require(auth, input.asset).catch(() => {
-        throw invalidAsset(input.asset!);
-      });
+      asset = await this.access.requireAsset(auth, input.asset, { field: 'asset' });
     }
     const project = await this.cloud.createProject(input.name || `Inspection of ${asset.name}`, asset.project_group_id);
     try {
       const row = await this.db.transaction().execute(async (trx) => {
         // The asset may have been deleted meanwhile; its row lock orders us against that deletion.
         const live = await trx.selectFrom('inspection.assets').select('id').where('id', '=', asset.id).where('deleted_at', 'is', null).forShare().executeTakeFirst();
-        if (!live) throw invalidAsset(asset.id);
-        return trx
-          .insertInto('inspection.inspections')
-          .values({
+        if (!live) throw ValidationError.field('asset', `Invalid pk "${asset.id}" - object does not exist.`);
+        return this.inspections.insert(
+          {
             ...ownerOf(auth),
             asset_id: asset.id,
             project_id: project.id,
@@ -110,9 +110,9 @@ export class InspectionService {
             name: input.name ?? null,
             app_source: input.app_source ?? 'api',
             additional_statuses: JSON.stringify({ inventory: null, rust: null }),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
+          },
+          trx,
+        );
       });
       return toRecord(this.db, row);
     } catch (err) {
@@ -123,7 +123,7 @@ export class InspectionService {
 
   async get(auth: AuthContext, id: number): Promise<InspectionRecord> {
     // Performance (bench/README.md, "API"): the row and its bundle's retries in one statement.
-    const row = await this.visible(auth).select(bundleRetriesColumn).where('id', '=', id).executeTakeFirst();
+    const row = await this.inspections.visible(auth).select(bundleRetriesColumn).where('id', '=', id).executeTakeFirst();
     if (!row) throw notFound('Inspection');
     return toRecordWithRetries(row);
   }
@@ -135,15 +135,16 @@ export class InspectionService {
 
   /** The inspections of one asset (404 when the asset is not visible). */
   async listOfAsset(auth: AuthContext, assetId: number): Promise<WindowedSource<InspectionRecord>> {
-    await this.assets.require(auth, assetId);
+    await this.access.requireAsset(auth, assetId);
     return this.windowed(auth, (q) => q.where('asset_id', '=', assetId));
   }
 
   /** The bundle of an inspection: its main inspection and every retry of it, the queried one included. */
   async bundle(auth: AuthContext, id: number): Promise<InspectionRecord[]> {
-    const inspection = await this.require(auth, id);
+    const inspection = await this.access.requireInspection(auth, id);
     const main = inspection.retry_of ?? inspection.id;
-    const rows = await this.visible(auth)
+    const rows = await this.inspections
+      .visible(auth)
       .where((eb) => eb.or([eb('id', '=', main), eb('retry_of', '=', main)]))
       .orderBy('id')
       .execute();
@@ -156,13 +157,14 @@ export class InspectionService {
    * `skip_email`; only an actual change of status does, so re-sending a record sends nothing.
    */
   async update(auth: AuthContext, id: number, input: UpdateInspectionInput, options: { skipEmail: boolean }): Promise<InspectionRecord> {
-    const visible = await this.require(auth, id);
+    const visible = await this.access.requireInspection(auth, id);
     if (input.status !== undefined && !SETTABLE_STATUSES.has(input.status)) {
       throw ValidationError.field('status', `"${input.status}" is not a valid choice; see GET /v1/inspections/statuses/.`);
     }
     const row = await this.db.transaction().execute(async (trx) => {
-      const current = await this.lock(trx, visible.id);
-      const changes: Record<string, unknown> = { updated_at: new Date() };
+      const current = await this.inspections.lock(trx, visible.id);
+      if (current.deleted_at) throw notFound('Inspection');
+      const changes: InspectionUpdate = {};
       if (input.processing_parameters !== undefined) {
         // Allowance rules 4 and 5: parameters decide what processing spends, so they are fixed once it starts.
         if (current.processing_started_at !== null || current.retry_of !== null) {
@@ -181,7 +183,9 @@ export class InspectionService {
       if (input.top_point_location !== undefined) changes.top_point_location = JSON.stringify(input.top_point_location);
       if (input.base_plate_size !== undefined) changes.base_plate_size = input.base_plate_size;
       if (input.report_status !== undefined) changes.report_status = input.report_status;
-      const updated = await trx.updateTable('inspection.inspections').set(changes).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+      // The spec's "any -> the given value": a client's override, outside the pipeline's TRANSITIONS.
+      const updated = await this.inspections.applyUpdate(trx, current.id, current.status, changes);
+      if (!updated) throw notFound('Inspection');
       if (input.status !== undefined && input.status !== current.status && !options.skipEmail) {
         await this.notifications.statusChanged(trx, updated, input.status);
       }
@@ -191,7 +195,7 @@ export class InspectionService {
   }
 
   async storageCredentials(auth: AuthContext, id: number) {
-    const inspection = await this.require(auth, id);
+    const inspection = await this.access.requireInspection(auth, id);
     const c = await this.cloud.storageCredentials(this.projectOf(inspection));
     return {
       access_key: c.access_key,
@@ -212,7 +216,7 @@ export class InspectionService {
     if (keys.length > MAX_KEYS_PER_REGISTER_CALL) {
       throw ValidationError.field('image_keys', `At most ${MAX_KEYS_PER_REGISTER_CALL} keys per call; call repeatedly for more.`);
     }
-    const inspection = await this.require(auth, id);
+    const inspection = await this.access.requireInspection(auth, id);
     this.requireBeforeProcessing(inspection);
     const prefix = inspection.storage_prefix ?? '';
     const outside = keys.filter((key) => !key.startsWith(prefix) || key.length === prefix.length);
@@ -222,13 +226,13 @@ export class InspectionService {
     const unique = [...new Set(keys)];
     await this.cloud.registerInputs(this.projectOf(inspection), unique); // checks presence in storage
     return this.db.transaction().execute(async (trx) => {
-      const locked = await this.lock(trx, inspection.id);
+      const locked = await this.inspections.lock(trx, inspection.id);
+      if (locked.deleted_at) throw notFound('Inspection');
       this.requireBeforeProcessing(locked);
-      await this.addImages(trx, inspection.id, unique);
-      // New inputs make an existing inputs ZIP stale.
-      const changes = { updated_at: new Date(), inputs_zip_status: 'none' as const, ...(locked.status === Status.New ? { status: Status.Uploading } : {}) };
-      await trx.updateTable('inspection.inspections').set(changes).where('id', '=', inspection.id).execute();
-      return { nb_images_registered: await this.imageCount(trx, inspection.id) };
+      await this.inspections.addImages(trx, inspection.id, unique);
+      await this.inspections.inputsChanged(trx, inspection.id);
+      if (locked.status === Status.New) await this.inspections.transition(inspection.id, Status.New, Status.Uploading, {}, trx);
+      return { nb_images_registered: await this.inspections.imageCount(inspection.id, trx) };
     });
   }
 
@@ -238,40 +242,31 @@ export class InspectionService {
    * processing has started and get 409.
    */
   async process(auth: AuthContext, id: number): Promise<InspectionRecord> {
-    const visible = await this.require(auth, id);
+    const visible = await this.access.requireInspection(auth, id);
     const row = await this.db.transaction().execute(async (trx) => {
-      const inspection = await this.lock(trx, visible.id);
+      const inspection = await this.inspections.lock(trx, visible.id);
+      if (inspection.deleted_at) throw notFound('Inspection');
       if (inspection.retry_of !== null) {
         throw conflict('A retry starts processing on its own once the inputs of its original are copied; it cannot be processed by hand.');
       }
       if (!PROCESSABLE_STATUSES.includes(inspection.status as 1 | 2 | 20) || inspection.processing_started_at) {
         throw conflict(`Processing cannot start: the inspection is in status ${inspection.status}${inspection.processing_started_at ? ' and processing has already started' : ''}.`);
       }
-      if ((await this.imageCount(trx, inspection.id)) === 0) {
+      if ((await this.inspections.imageCount(inspection.id, trx)) === 0) {
         throw conflict('Processing cannot start: no images are registered. Upload images and call register_images first.');
       }
       const spends: { code: AllowanceCode; amount: number }[] = [{ code: 'projects', amount: 1 }];
       if (inspection.processing_parameters.detect_antennas) spends.push({ code: 'tower_inventory', amount: 1 });
       await this.allowance.spend(trx, accountOf(inspection), inspection.id, spends);
-      return this.beginProcessing(trx, inspection.id);
+      // Under the row lock the move applies; were it not to, the spend above rolls back with it.
+      if (!(await this.pipeline.begin(trx, inspection.id, PROCESSABLE_STATUSES))) throw conflict('Processing cannot start: the inspection changed meanwhile.');
+      return this.inspections.findAny(inspection.id, trx);
     });
     return toRecord(this.db, row);
   }
 
-  /** Moves a locked inspection to 20 Waiting and queues the pipeline (allowance already settled by the caller). */
-  async beginProcessing(trx: Transaction<InspectionTables>, inspectionId: number): Promise<InspectionRow> {
-    const updated = await trx
-      .updateTable('inspection.inspections')
-      .set({ status: Status.Waiting, processing_started_at: new Date(), pcs_task_uuid: crypto.randomUUID(), updated_at: new Date(), processing_error: null })
-      .where('id', '=', inspectionId)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await this.jobs.send<InspectionJobs, 'inspection.analyze-images'>('inspection.analyze-images', { inspectionId }, { trx });
-    return updated;
-  }
-
   async cameras(auth: AuthContext, id: number): Promise<CameraRecord[]> {
-    const inspection = await this.require(auth, id);
+    const inspection = await this.access.requireInspection(auth, id);
     // Performance (bench/README.md, "Scale"): the database builds the records as one JSON text,
     // parsed once here. Decoding 10k rows × 16 columns field by field took ~3× longer on the
     // embedded database (PGlite decodes every field in JS). Same records as the row mapping was:
@@ -288,64 +283,23 @@ export class InspectionService {
     return JSON.parse(rows[0].body) as CameraRecord[];
   }
 
-  async require(auth: AuthContext, id: number): Promise<InspectionRow> {
-    const row = await this.visible(auth).where('id', '=', id).executeTakeFirst();
-    if (!row) throw notFound('Inspection');
-    return row;
-  }
-
-  lock(trx: Transaction<InspectionTables>, id: number): Promise<InspectionRow> {
-    return trx.selectFrom('inspection.inspections').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
-  }
-
-  async addImages(trx: Transaction<InspectionTables>, inspectionId: number, keys: string[]): Promise<void> {
-    for (let i = 0; i < keys.length; i += 500) {
-      await trx
-        .insertInto('inspection.inspection_images')
-        .values(keys.slice(i, i + 500).map((key) => ({ inspection_id: inspectionId, key })))
-        .onConflict((oc) => oc.columns(['inspection_id', 'key']).doNothing())
-        .execute();
-    }
-  }
-
-  async imageKeys(inspectionId: number): Promise<string[]> {
-    const rows = await this.db.selectFrom('inspection.inspection_images').select('key').where('inspection_id', '=', inspectionId).orderBy('key').execute();
-    return rows.map((r) => r.key);
-  }
-
-  private visible(auth: AuthContext) {
-    return this.db.selectFrom('inspection.inspections').selectAll().where('deleted_at', 'is', null).where(visibleTo(auth));
-  }
-
-  private windowed(
-    auth: AuthContext,
-    filter: (q: ReturnType<InspectionService['visible']>) => ReturnType<InspectionService['visible']>,
-  ): WindowedSource<InspectionRecord> {
+  private windowed(auth: AuthContext, filter: (q: VisibleQuery) => VisibleQuery): WindowedSource<InspectionRecord> {
     return {
       count: async () => {
-        const { count } = await filter(this.visible(auth))
+        const { count } = await filter(this.inspections.visible(auth))
           .clearSelect()
           .select((eb) => eb.fn.countAll<number>().as('count'))
           .executeTakeFirstOrThrow();
         return Number(count);
       },
       fetch: async (window) => {
-        const rows = await filter(this.visible(auth))
+        const rows = await filter(this.inspections.visible(auth))
           .orderBy('id')
           .$if(window !== undefined, (q) => q.limit(window!.limit).offset(window!.offset))
           .execute();
         return toRecords(this.db, rows);
       },
     };
-  }
-
-  private async imageCount(db: Db, inspectionId: number): Promise<number> {
-    const { count } = await db
-      .selectFrom('inspection.inspection_images')
-      .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('inspection_id', '=', inspectionId)
-      .executeTakeFirstOrThrow();
-    return Number(count);
   }
 
   private projectOf(inspection: InspectionRow): number {
@@ -359,8 +313,4 @@ export class InspectionService {
       throw conflict('Images can only be registered before processing starts.');
     }
   }
-}
-
-function invalidAsset(id: number): ValidationError {
-  return ValidationError.field('asset', `Invalid pk "${id}" - object does not exist.`);
 }

@@ -19,6 +19,9 @@ export const Status = {
   Demo: 27,
 } as const;
 
+/** A status the service itself sets (the named ones above); clients may also set the reserved ones. */
+export type Status = (typeof Status)[keyof typeof Status];
+
 export const STATUSES: { id: number; description: string }[] = [
   { id: 1, description: 'New' },
   { id: 2, description: 'Uploading input files' },

@@ -4,7 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { InspectionRow, InspectionTables, InventoryItemRow } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
-import type { InspectionService } from '../inspections/inspection.service.ts';
+import type { InspectionAccess } from '../auth/inspection-access.ts';
 
 export const MODEL_TYPES = ['panel_antenna', 'microwave_antenna', 'ancillary_box', 'collinear_antenna', 'yagi_antenna', 'mount'] as const;
 
@@ -46,11 +46,11 @@ export type InventoryItemRecord = ReturnType<typeof mapInventoryItem>;
 export class InventoryService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
-    private readonly inspections: InspectionService,
+    private readonly access: InspectionAccess,
   ) {}
 
   async list(auth: AuthContext, id: number): Promise<InventoryItemRecord[]> {
-    const inspection = await this.inspections.require(auth, id);
+    const inspection = await this.access.requireInspection(auth, id);
     return (await this.allOf(inspection, false)).map(mapInventoryItem);
   }
 

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { InspectionRow, InspectionTables, MeasurementRow } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
-import type { InspectionService } from '../inspections/inspection.service.ts';
+import type { InspectionAccess } from '../auth/inspection-access.ts';
 import { notFound, ValidationError, type FieldErrors } from '../../infra/http/errors.ts';
 import { validateGeometry } from './geometry.ts';
 
@@ -37,17 +37,17 @@ export type MeasurementRecord = ReturnType<typeof mapMeasurement>;
 export class MeasurementService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
-    private readonly inspections: InspectionService,
+    private readonly access: InspectionAccess,
   ) {}
 
   async list(auth: AuthContext, inspectionId: number): Promise<{ results: MeasurementRecord[] }> {
-    const inspection = await this.inspections.require(auth, inspectionId);
+    const inspection = await this.access.requireInspection(auth, inspectionId);
     return { results: (await this.allOf(inspection)).map(mapMeasurement) };
   }
 
   /** All or nothing: one invalid measurement refuses the whole body, errors keyed by its index. */
   async create(auth: AuthContext, inspectionId: number, inputs: MeasurementInput[]): Promise<{ annotations: MeasurementRecord[] }> {
-    const inspection = await this.inspections.require(auth, inspectionId);
+    const inspection = await this.access.requireInspection(auth, inspectionId);
     const errors: FieldErrors = {};
     const rows = inputs.map((input, i) => {
       const checked = validateGeometry(input.geometry!);
@@ -91,9 +91,12 @@ export class MeasurementService {
     return mapMeasurement(row);
   }
 
+  /** One statement, its row count checked: of concurrent deletions of one measurement, one deletes, the others get 404. */
   async remove(auth: AuthContext, inspectionId: number, id: string): Promise<void> {
-    const current = await this.require(auth, inspectionId, id);
-    await this.db.deleteFrom('inspection.measurements').where('id', '=', current.id).execute();
+    const inspection = await this.access.requireInspection(auth, inspectionId);
+    if (!UUID.test(id)) throw notFound('Measurement');
+    const result = await this.db.deleteFrom('inspection.measurements').where('id', '=', id).where('inspection_id', '=', inspection.id).executeTakeFirst();
+    if (Number(result.numDeletedRows) !== 1) throw notFound('Measurement');
   }
 
   allOf(inspection: InspectionRow): Promise<MeasurementRow[]> {
@@ -101,7 +104,7 @@ export class MeasurementService {
   }
 
   private async require(auth: AuthContext, inspectionId: number, id: string): Promise<MeasurementRow> {
-    const inspection = await this.inspections.require(auth, inspectionId);
+    const inspection = await this.access.requireInspection(auth, inspectionId);
     if (!UUID.test(id)) throw notFound('Measurement');
     const row = await this.db.selectFrom('inspection.measurements').selectAll().where('id', '=', id).where('inspection_id', '=', inspection.id).executeTakeFirst();
     if (!row) throw notFound('Measurement');

@@ -6,7 +6,7 @@
 // - this service's own files: `report_pdf` and `report_json` once a report is available, and
 //   `input_zip` (the cloud's name for it) once the inputs ZIP is built.
 import type { AuthContext } from '../auth/auth.service.ts';
-import type { InspectionService } from '../inspections/inspection.service.ts';
+import type { InspectionAccess } from '../auth/inspection-access.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { Reconstruction } from '../pipeline/reconstruction.ts';
 import { ApiError } from '../../infra/http/errors.ts';
@@ -19,13 +19,13 @@ export interface OutputRecord {
 
 export class OutputService {
   constructor(
-    private readonly inspections: InspectionService,
+    private readonly access: InspectionAccess,
     private readonly cloud: CloudClient,
     private readonly files: FileStore,
   ) {}
 
   async list(auth: AuthContext, id: number): Promise<OutputRecord[]> {
-    const inspection = await this.inspections.require(auth, id);
+    const inspection = await this.access.requireInspection(auth, id);
     const presign = (bucket: string, key: string) => this.files.store.presignGetUrl(bucket, key, DOWNLOAD_URL_TTL_SECONDS);
     const outputs: OutputRecord[] = [];
     if (inspection.project_id !== null) {

@@ -4,9 +4,12 @@
 //   reconstruction.ts] -> with clip_point_cloud and a point cloud: 5 Clipping [clip-point-cloud,
 //   clipping.ts] -> 7 Completed; or 19 (too few valid images), 16 (photogrammetry), 17 (clipping).
 // Every step re-reads the inspection and acts only if it is still in the status the step expects,
-// so a step retried after a crash (or run twice) does no harm.
+// and every status change is a transition of inspection-transitions.ts that applies only from the
+// expected status (InspectionRepository.transition): a step retried after a crash (or run twice),
+// or one that finds the inspection deleted or changed meanwhile, does no harm.
+import crypto from 'node:crypto';
 import path from 'node:path';
-import type { Insertable, Kysely } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { InspectionTables } from '../inspection.tables.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
@@ -16,6 +19,7 @@ import { analyzeImage } from '../../shared/image-metadata/index.ts';
 import { mapConcurrently } from '../../shared/concurrency.ts';
 import { openInput } from './storage-reader.ts';
 import { Status } from '../inspections/statuses.ts';
+import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import { ApiError, ValidationError } from '../../infra/http/errors.ts';
 import type { FileStore } from '../storage/inspection-files.ts';
 import { ReconstructionImporter, type Reconstruction } from './reconstruction.ts';
@@ -32,6 +36,7 @@ export class InspectionPipeline {
 
   constructor(
     private readonly db: Kysely<InspectionTables>,
+    private readonly inspections: InspectionRepository,
     private readonly cloud: CloudClient,
     private readonly jobs: JobQueue,
     private readonly files: FileStore,
@@ -39,16 +44,28 @@ export class InspectionPipeline {
     /** processing_backend -> cloud engine (config PROCESSING_BACKEND_ENGINES). */
     private readonly backendEngines: Record<string, string> = {},
   ) {
-    this.importer = new ReconstructionImporter(db, cloud, files, logger);
+    this.importer = new ReconstructionImporter(db, inspections, cloud, files, logger);
     this.clipper = new PointCloudClipper(files, logger);
+  }
+
+  /**
+   * The pipeline's entry, in the caller's transaction (process, or a prepared retry; allowance
+   * settled by the caller): 20 Waiting and the first job queued. False when the inspection was
+   * not in one of `from`.
+   */
+  async begin(trx: Transaction<InspectionTables>, inspectionId: number, from: readonly Status[]): Promise<boolean> {
+    const fields = { processing_started_at: new Date(), pcs_task_uuid: crypto.randomUUID(), processing_error: null };
+    if (!(await this.inspections.transition(inspectionId, from, Status.Waiting, fields, trx))) return false;
+    await this.jobs.send<InspectionJobs, 'inspection.analyze-images'>('inspection.analyze-images', { inspectionId }, { trx });
+    return true;
   }
 
   /** Status 3: one camera record per valid image; invalid files are counted, not fatal. */
   async analyzeImages(inspectionId: number): Promise<void> {
-    const inspection = await this.find(inspectionId);
-    if (!inspection || (inspection.status !== Status.Waiting && inspection.status !== Status.Analyzing)) return;
-    await this.setStatus(inspectionId, Status.Analyzing);
-    const keys = (await this.db.selectFrom('inspection.inspection_images').select('key').where('inspection_id', '=', inspectionId).orderBy('key').execute()).map((r) => r.key);
+    const inspection = await this.inspections.find(inspectionId);
+    if (!inspection) return;
+    if (!(await this.inspections.transition(inspectionId, [Status.Waiting, Status.Analyzing], Status.Analyzing))) return;
+    const keys = await this.inspections.imageKeys(inspectionId);
     // The inputs are read from the ObjectStore, as the inputs ZIP reads them (inputs-zip.service.ts).
     const { bucket_name: bucket } = await this.cloud.getProject(inspection.project_id!);
     const invalid: { key: string; reason: string }[] = [];
@@ -105,7 +122,7 @@ export class InspectionPipeline {
     if (invalid.length) log.info({ invalid: invalid.slice(0, 20) }, 'invalid inputs');
     const summary = { images_valid: valid, images_invalid: invalid.length };
     if (valid < MIN_VALID_IMAGES) {
-      await this.setStatus(inspectionId, Status.ErrorNotEnoughImages, {
+      await this.inspections.transition(inspectionId, Status.Analyzing, Status.ErrorNotEnoughImages, {
         ...summary,
         processing_error: `Only ${valid} valid image(s); at least ${MIN_VALID_IMAGES} are needed (${invalid.length} file(s) could not be read as images).`,
         processing_ended_at: new Date(),
@@ -113,14 +130,14 @@ export class InspectionPipeline {
       return;
     }
     await this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('inspection.inspections').set({ ...summary, status: Status.Photogrammetry, updated_at: new Date() }).where('id', '=', inspectionId).execute();
+      if (!(await this.inspections.transition(inspectionId, Status.Analyzing, Status.Photogrammetry, summary, trx))) return;
       await this.jobs.send<InspectionJobs, 'inspection.track-photogrammetry'>('inspection.track-photogrammetry', { inspectionId }, { trx });
     });
   }
 
   /** Status 4: starts the cloud project once, then follows it until it ends. */
   async trackPhotogrammetry(inspectionId: number): Promise<void> {
-    const inspection = await this.find(inspectionId);
+    const inspection = await this.inspections.find(inspectionId);
     if (!inspection || inspection.status !== Status.Photogrammetry) return;
     let project = await this.cloud.getProject(inspection.project_id!);
     if (project.public_status === 'NEW' || project.public_status === 'UPLOADING') {
@@ -132,7 +149,7 @@ export class InspectionPipeline {
         // A 400 will not pass on a retry (e.g. PROCESSING_BACKEND_ENGINES names an engine the cloud
         // does not offer): the inspection fails with the cloud's reason instead of waiting forever.
         if (!(err instanceof ApiError) || err.statusCode !== 400) throw err;
-        await this.setStatus(inspectionId, Status.ErrorPhotogrammetry, {
+        await this.inspections.transition(inspectionId, Status.Photogrammetry, Status.ErrorPhotogrammetry, {
           processing_error: `The cloud service refused to start processing${engine ? ` with engine "${engine}"` : ''}: ${err instanceof ValidationError ? JSON.stringify(err.fields) : err.message}`,
           processing_ended_at: new Date(),
         });
@@ -144,18 +161,18 @@ export class InspectionPipeline {
         const reconstruction = await this.importer.import(inspection);
         if (inspection.processing_parameters.clip_point_cloud && reconstruction?.point_cloud) {
           await this.db.transaction().execute(async (trx) => {
-            await trx.updateTable('inspection.inspections').set({ status: Status.Clipping, updated_at: new Date() }).where('id', '=', inspectionId).execute();
+            if (!(await this.inspections.transition(inspectionId, Status.Photogrammetry, Status.Clipping, {}, trx))) return;
             await this.jobs.send<InspectionJobs, 'inspection.clip-point-cloud'>('inspection.clip-point-cloud', { inspectionId }, { trx });
           });
           return;
         }
         if (inspection.processing_parameters.clip_point_cloud) this.logger.info({ inspectionId }, 'clipping skipped: the engine produced no point cloud');
-        await this.complete(inspectionId);
+        await this.complete(inspectionId, Status.Photogrammetry, {});
         return;
       }
       case 'ERROR':
       case 'CANCELED':
-        await this.setStatus(inspectionId, Status.ErrorPhotogrammetry, {
+        await this.inspections.transition(inspectionId, Status.Photogrammetry, Status.ErrorPhotogrammetry, {
           processing_error: `${project.error_code ?? ''} ${project.error_reason || project.public_status}`.trim(),
           processing_ended_at: new Date(),
         });
@@ -167,7 +184,7 @@ export class InspectionPipeline {
 
   /** Status 5: the point cloud clipped around the asset becomes the inspection's point-cloud output. */
   async clipPointCloud(inspectionId: number): Promise<void> {
-    const inspection = await this.find(inspectionId);
+    const inspection = await this.inspections.find(inspectionId);
     if (!inspection || inspection.status !== Status.Clipping) return;
     const reconstruction = inspection.reconstruction as Reconstruction | null;
     const asset = await this.db.selectFrom('inspection.assets').select(['latitude', 'longitude']).where('id', '=', inspection.asset_id).executeTakeFirst();
@@ -178,27 +195,16 @@ export class InspectionPipeline {
         asset: { latitude: asset?.latitude == null ? null : Number(asset.latitude), longitude: asset?.longitude == null ? null : Number(asset.longitude) },
         radiusMetres: inspection.processing_parameters.clipping_radius,
       });
-      await this.setStatus(inspectionId, Status.Completed, {
-        reconstruction: JSON.stringify({ ...reconstruction, clipped_point_cloud: clipped }),
-        processing_ended_at: new Date(),
-      });
-      this.logger.info({ inspectionId }, 'inspection processed');
+      await this.complete(inspectionId, Status.Clipping, { reconstruction: { ...reconstruction!, clipped_point_cloud: clipped } });
     } catch (err) {
       if (!(err instanceof ClippingError)) throw err; // retried by the job queue
-      await this.setStatus(inspectionId, Status.ErrorClipping, { processing_error: err.message, processing_ended_at: new Date() });
+      await this.inspections.transition(inspectionId, Status.Clipping, Status.ErrorClipping, { processing_error: err.message, processing_ended_at: new Date() });
     }
   }
 
-  private async complete(inspectionId: number): Promise<void> {
-    await this.setStatus(inspectionId, Status.Completed, { processing_ended_at: new Date() });
-    this.logger.info({ inspectionId }, 'inspection processed');
-  }
-
-  private find(id: number) {
-    return this.db.selectFrom('inspection.inspections').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
-  }
-
-  private async setStatus(id: number, status: number, extra: Record<string, unknown> = {}): Promise<void> {
-    await this.db.updateTable('inspection.inspections').set({ ...extra, status, updated_at: new Date() }).where('id', '=', id).execute();
+  private async complete(inspectionId: number, from: typeof Status.Photogrammetry | typeof Status.Clipping, fields: { reconstruction?: Reconstruction }): Promise<void> {
+    if (await this.inspections.transition(inspectionId, from, Status.Completed, { ...fields, processing_ended_at: new Date() })) {
+      this.logger.info({ inspectionId }, 'inspection processed');
+    }
   }
 }

@@ -17,6 +17,7 @@ import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { FileStore } from '../storage/inspection-files.ts';
 import type { ProjectionDefinition } from '../../shared/geo/projection.ts';
+import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 
 /** The output coordinate system as the cloud's outputs describe it (cloud coordinate-systems/crs.ts describeCrs). */
 export interface OutputCrs extends ProjectionDefinition {
@@ -91,6 +92,7 @@ export async function readStoredObject(files: FileStore, object: StoredObject): 
 export class ReconstructionImporter {
   constructor(
     private readonly db: Kysely<InspectionTables>,
+    private readonly inspections: InspectionRepository,
     private readonly cloud: CloudClient,
     private readonly files: FileStore,
     private readonly logger: Logger,
@@ -133,7 +135,7 @@ export class ReconstructionImporter {
                  as v(image_key text, latitude double precision, longitude double precision, elevation double precision, quaternion jsonb, calibration jsonb)
            where c.inspection_id = ${inspection.id} and c.image_key = v.image_key`.execute(trx);
       }
-      await trx.updateTable('inspection.inspections').set({ reconstruction: JSON.stringify(reconstruction) }).where('id', '=', inspection.id).execute();
+      await this.inspections.recordReconstruction(inspection.id, reconstruction, trx);
     });
     this.logger.info({ inspectionId: inspection.id, engine: reconstruction.engine, reconstructed, cameras: updates.length, pointCloud: reconstruction.point_cloud !== null }, 'reconstruction imported');
     return reconstruction;

@@ -8,14 +8,15 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { InspectionRow, InspectionTables, ReportOptions } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
-import type { InspectionService } from '../inspections/inspection.service.ts';
+import type { InspectionAccess } from '../auth/inspection-access.ts';
+import type { InspectionRepository, ReportOutcome } from '../inspections/inspection.repository.ts';
 import type { AnnotationService } from '../annotations/annotation.service.ts';
 import type { MeasurementService } from '../measurements/measurement.service.ts';
 import type { ExtrasService } from '../extras/extras.service.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
-import { conflict } from '../../infra/http/errors.ts';
+import { conflict, notFound } from '../../infra/http/errors.ts';
 import { STALE_BUILD_MS, inspectionFiles, type FileStore } from '../storage/inspection-files.ts';
 import { collectReportData, type ReportAnnotation } from './report-data.ts';
 import { createReportDocument, drawReport } from './report-pdf.ts';
@@ -29,7 +30,8 @@ const MAX_PHOTO_BYTES = 200 * 1024 * 1024;
 export class ReportService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
-    private readonly inspections: InspectionService,
+    private readonly inspections: InspectionRepository,
+    private readonly access: InspectionAccess,
     private readonly annotations: AnnotationService,
     private readonly measurements: MeasurementService,
     private readonly extras: ExtrasService,
@@ -40,18 +42,15 @@ export class ReportService {
   ) {}
 
   async request(auth: AuthContext, id: number, body: Partial<ReportOptions> | undefined): Promise<Record<string, never>> {
-    const visible = await this.inspections.require(auth, id);
+    const visible = await this.access.requireInspection(auth, id);
     const options = reportOptions(body);
     await this.db.transaction().execute(async (trx) => {
       const inspection = await this.inspections.lock(trx, visible.id);
+      if (inspection.deleted_at) throw notFound('Inspection');
       if (inspection.report_status === 'processing' && inspection.report_requested_at && Date.now() - inspection.report_requested_at.getTime() < STALE_BUILD_MS) {
         throw conflict('A report of this inspection is being generated; wait until report_status is available or error.');
       }
-      await trx
-        .updateTable('inspection.inspections')
-        .set({ report_status: 'processing', report_options: JSON.stringify(options), report_requested_at: new Date(), report_error: null, updated_at: new Date() })
-        .where('id', '=', inspection.id)
-        .execute();
+      await this.inspections.reportRequested(trx, inspection.id, options);
       await this.jobs.send<InspectionJobs, 'inspection.build-report'>('inspection.build-report', { inspectionId: inspection.id }, { trx });
     });
     return {};
@@ -59,7 +58,7 @@ export class ReportService {
 
   /** The job. Idempotent: builds only while the request it was queued for is still the current one. */
   async build(inspectionId: number): Promise<void> {
-    const inspection = await this.db.selectFrom('inspection.inspections').selectAll().where('id', '=', inspectionId).where('deleted_at', 'is', null).executeTakeFirst();
+    const inspection = await this.inspections.find(inspectionId);
     if (!inspection || inspection.report_status !== 'processing' || !inspection.report_requested_at) return;
     const generation = inspection.report_requested_at.getTime();
     const keys = { pdf: inspectionFiles.reportPdf(inspection.id, generation), json: inspectionFiles.reportJson(inspection.id, generation) };
@@ -114,15 +113,11 @@ export class ReportService {
   }
 
   /** Records the outcome if the build is still the current one; returns the previous file keys, or undefined when superseded. */
-  private finish(inspectionId: number, generation: number, changes: Record<string, unknown>): Promise<{ pdf: string | null } | undefined> {
+  private finish(inspectionId: number, generation: number, outcome: ReportOutcome): Promise<{ pdf: string | null } | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const locked = await this.inspections.lock(trx, inspectionId);
       if (locked.deleted_at || locked.report_status !== 'processing' || locked.report_requested_at?.getTime() !== generation) return undefined;
-      await trx
-        .updateTable('inspection.inspections')
-        .set({ ...changes, updated_at: new Date() })
-        .where('id', '=', inspectionId)
-        .execute();
+      await this.inspections.reportFinished(trx, inspectionId, outcome);
       return { pdf: locked.report_pdf_key };
     });
   }

@@ -16,7 +16,9 @@ import type { Logger } from 'pino';
 import type { InspectionRow, InspectionTables, ProcessingParameters } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
-import type { InspectionService } from '../inspections/inspection.service.ts';
+import type { InspectionAccess } from '../auth/inspection-access.ts';
+import type { InspectionRepository } from '../inspections/inspection.repository.ts';
+import type { InspectionPipeline } from '../pipeline/inspection-pipeline.ts';
 import type { AllowanceCode, AllowanceService } from '../allowance/allowance.service.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
@@ -40,8 +42,10 @@ const COPY_CONCURRENCY = 4;
 export class RetryService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
+    private readonly inspections: InspectionRepository,
+    private readonly access: InspectionAccess,
+    private readonly pipeline: InspectionPipeline,
     private readonly cloud: CloudClient,
-    private readonly inspections: InspectionService,
     private readonly allowance: AllowanceService,
     private readonly jobs: JobQueue,
     private readonly store: ObjectStore,
@@ -49,7 +53,7 @@ export class RetryService {
   ) {}
 
   async retry(auth: AuthContext, input: RetryInput): Promise<InspectionRecord> {
-    const original = await this.inspections.require(auth, input.inspection); // condition 1: 404 otherwise
+    const original = await this.access.requireInspection(auth, input.inspection); // condition 1: 404 otherwise
     const mainId = original.retry_of ?? original.id;
     const parameters = input.processing_parameters ?? original.processing_parameters;
     // Checked once before creating the cloud project (no project for a refused retry), and again under lock.
@@ -63,17 +67,14 @@ export class RetryService {
         const current = await this.inspections.lock(trx, original.id);
         if (current.deleted_at) throw conflict('The inspection has been deleted.');
         await this.check(trx, current, mainId, parameters);
-        const retry = await trx
-          .insertInto('inspection.inspections')
-          .values({
+        const retry = await this.inspections.insertRetry(
+          {
             user_id: auth.userId,
             organization_id: original.organization_id, // the same account: the units it recycles are its
             asset_id: original.asset_id,
             project_id: project.id,
             project_uuid: project.uuid,
             storage_prefix: `${project.s3_base_path}/`,
-            status: Status.Uploading,
-            retry_of: mainId,
             processing_parameters: JSON.stringify(parameters),
             processing_backend: original.processing_backend,
             inspection_date: original.inspection_date,
@@ -82,9 +83,10 @@ export class RetryService {
             app_source: original.app_source,
             ground_reference_altitude: original.ground_reference_altitude,
             additional_statuses: JSON.stringify({ inventory: null, rust: null }),
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
+          },
+          mainId,
+          trx,
+        );
         await this.jobs.send<InspectionJobs, 'inspection.prepare-retry'>('inspection.prepare-retry', { inspectionId: retry.id }, { trx });
         return retry;
       });
@@ -97,9 +99,9 @@ export class RetryService {
 
   /** The job: copy inputs, register them, start processing with recycled allowance. Idempotent. */
   async prepare(inspectionId: number): Promise<void> {
-    const retry = await this.find(inspectionId);
+    const retry = await this.inspections.find(inspectionId);
     if (!retry || retry.retry_of === null || retry.status !== Status.Uploading || retry.processing_started_at) return;
-    const main = await this.db.selectFrom('inspection.inspections').selectAll().where('id', '=', retry.retry_of).executeTakeFirstOrThrow();
+    const main = await this.inspections.findAny(retry.retry_of);
     const [source, target] = await Promise.all([this.cloud.getProject(main.project_id!), this.cloud.getProject(retry.project_id!)]);
     const keys = await this.inspections.imageKeys(main.id);
     const fromPrefix = main.storage_prefix!;
@@ -128,7 +130,7 @@ export class RetryService {
       const locked = await this.inspections.lock(trx, retry.id);
       if (locked.deleted_at || locked.status !== Status.Uploading || locked.processing_started_at) return;
       await this.inspections.addImages(trx, retry.id, targetKeys);
-      await this.inspections.beginProcessing(trx, retry.id); // allowance rule 6: recycled, nothing spent
+      await this.pipeline.begin(trx, retry.id, [Status.Uploading]); // allowance rule 6: recycled, nothing spent
     });
     this.logger.info({ inspectionId, copied: copies.length, retryOf: main.id }, 'retry inputs copied; processing started with recycled allowance');
   }
@@ -151,16 +153,7 @@ export class RetryService {
     }
   }
 
-  private find(id: number) {
-    return this.db.selectFrom('inspection.inspections').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
-  }
-
   private async fail(id: number, reason: string): Promise<void> {
-    await this.db
-      .updateTable('inspection.inspections')
-      .set({ status: Status.ErrorUploading, processing_error: reason, processing_ended_at: new Date(), updated_at: new Date() })
-      .where('id', '=', id)
-      .where('status', '=', Status.Uploading)
-      .execute();
+    await this.inspections.transition(id, Status.Uploading, Status.ErrorUploading, { processing_error: reason, processing_ended_at: new Date() });
   }
 }

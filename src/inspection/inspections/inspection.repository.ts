@@ -1,0 +1,248 @@
+// All SQL that writes `inspection.inspections` (no other file does), and the reads of it that the
+// services repeat: insertion of inspections and retries, status transitions that apply only from
+// the expected status (inspection-transitions.ts), a client's update, soft deletion, and the
+// report, inputs-ZIP, reconstruction and annotation-number fields. Also the inspection's
+// registered images (`inspection.inspection_images`), which belong to it.
+import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
+import type { InspectionRow, InspectionsTable, InspectionTables, ReportOptions } from '../inspection.tables.ts';
+import type { AuthContext } from '../auth/auth.service.ts';
+import { visibleTo } from '../auth/access.ts';
+import type { Reconstruction } from '../pipeline/reconstruction.ts';
+import { assertTransition, CREATION, DELETION } from './inspection-transitions.ts';
+import type { Status } from './statuses.ts';
+
+type Db = Kysely<InspectionTables> | Transaction<InspectionTables>;
+
+/** Columns of a new row; `status` is CREATION's, never the caller's. */
+export type NewInspection = Omit<Insertable<InspectionsTable>, 'id' | 'status' | 'retry_of' | 'created_at' | 'updated_at' | 'deleted_at'>;
+
+/** What a status transition may write besides `status` and `updated_at`. */
+export interface TransitionFields {
+  processing_started_at?: Date;
+  processing_ended_at?: Date;
+  processing_error?: string | null;
+  pcs_task_uuid?: string;
+  images_valid?: number;
+  images_invalid?: number;
+  reconstruction?: Reconstruction;
+}
+
+/** The fields of PUT/PATCH (and the processing parameters until processing starts), as stored. */
+export type InspectionUpdate = Pick<
+  Updateable<InspectionsTable>,
+  | 'status'
+  | 'additional_statuses'
+  | 'pcs_task_uuid'
+  | 'inspection_date'
+  | 'description'
+  | 'name'
+  | 'base_plate_location'
+  | 'top_point_location'
+  | 'base_plate_size'
+  | 'report_status'
+  | 'processing_parameters'
+>;
+
+export type ReportOutcome =
+  | { report_status: 'available'; report_pdf_key: string; report_json_key: string }
+  | { report_status: 'error'; report_error: string };
+
+export class InspectionRepository {
+  constructor(readonly db: Kysely<InspectionTables>) {}
+
+  // Reads
+
+  /** A live (not deleted) inspection, or undefined. */
+  find(id: number, db: Db = this.db): Promise<InspectionRow | undefined> {
+    return db.selectFrom('inspection.inspections').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  }
+
+  /** The row, deleted or not (a retry reads its original's inputs). */
+  findAny(id: number, db: Db = this.db): Promise<InspectionRow> {
+    return db.selectFrom('inspection.inspections').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  }
+
+  /** The row locked for the rest of the transaction (deleted or not: the caller checks `deleted_at`). */
+  lock(trx: Transaction<InspectionTables>, id: number): Promise<InspectionRow> {
+    return trx.selectFrom('inspection.inspections').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+  }
+
+  /** The live inspections a request may see. */
+  visible(auth: AuthContext) {
+    return this.db.selectFrom('inspection.inspections').selectAll().where('deleted_at', 'is', null).where(visibleTo(auth));
+  }
+
+  // Creation
+
+  insert(values: NewInspection, db: Db = this.db): Promise<InspectionRow> {
+    return db
+      .insertInto('inspection.inspections')
+      .values({ ...values, status: CREATION.inspection })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  insertRetry(values: NewInspection, retryOf: number, db: Db = this.db): Promise<InspectionRow> {
+    return db
+      .insertInto('inspection.inspections')
+      .values({ ...values, status: CREATION.retry, retry_of: retryOf })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  // Status
+
+  /**
+   * Moves a live inspection from one of `from` to `to` (a move of TRANSITIONS; any other throws),
+   * writing `fields` too. Returns whether it applied: false when the row is deleted or no longer
+   * in `from` (a concurrent request, a step run twice), and then nothing was written.
+   */
+  async transition(id: number, from: Status | readonly Status[], to: Status, fields: TransitionFields = {}, db: Db = this.db): Promise<boolean> {
+    const fromList: readonly Status[] = Array.isArray(from) ? from : [from as Status];
+    assertTransition(fromList, to);
+    const { reconstruction, ...plain } = fields;
+    const result = await db
+      .updateTable('inspection.inspections')
+      .set({
+        ...plain,
+        ...(reconstruction !== undefined ? { reconstruction: JSON.stringify(reconstruction) } : {}),
+        status: to,
+        updated_at: new Date(),
+      })
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .where('status', 'in', fromList)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * A client's PUT/PATCH (spec: `status` may be set to any value), applied only while the row is
+   * live and still in `expectedStatus` (the caller holds its lock). Undefined when it did not apply.
+   */
+  applyUpdate(trx: Transaction<InspectionTables>, id: number, expectedStatus: number, changes: InspectionUpdate): Promise<InspectionRow | undefined> {
+    return trx
+      .updateTable('inspection.inspections')
+      .set({ ...changes, updated_at: new Date() })
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .where('status', '=', expectedStatus)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  // Deletion
+
+  /** Locks the live rows a deletion takes: one inspection, a main inspection and its retries, or an asset's. */
+  lockForDeletion(trx: Transaction<InspectionTables>, which: { id: number } | { bundleOf: number } | { assetId: number }): Promise<InspectionRow[]> {
+    return trx
+      .selectFrom('inspection.inspections')
+      .selectAll()
+      .where('deleted_at', 'is', null)
+      .where((eb) =>
+        'id' in which ? eb('id', '=', which.id) : 'bundleOf' in which ? eb.or([eb('id', '=', which.bundleOf), eb('retry_of', '=', which.bundleOf)]) : eb('asset_id', '=', which.assetId),
+      )
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+  }
+
+  /**
+   * Marks live inspections in a stable status deleted; returns how many it marked. Concurrent
+   * deletions of the same rows: one marks them, the others mark none.
+   */
+  async softDelete(trx: Transaction<InspectionTables>, ids: number[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const result = await trx
+      .updateTable('inspection.inspections')
+      .set({ deleted_at: new Date(), updated_at: new Date() })
+      .where('id', 'in', ids)
+      .where('deleted_at', 'is', null)
+      .where('status', 'in', DELETION.from)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  // Fields of processing, annotations, the inputs ZIP and reports
+
+  /** What photogrammetry reconstructed (pipeline/reconstruction.ts); idempotent. */
+  async recordReconstruction(id: number, reconstruction: Reconstruction, db: Db = this.db): Promise<void> {
+    await db.updateTable('inspection.inspections').set({ reconstruction: JSON.stringify(reconstruction) }).where('id', '=', id).execute();
+  }
+
+  /** The next annotation number of the inspection (never reused). */
+  async nextAnnotationNumber(trx: Transaction<InspectionTables>, id: number): Promise<number> {
+    const { annotation_seq } = await trx
+      .updateTable('inspection.inspections')
+      .set((eb) => ({ annotation_seq: eb('annotation_seq', '+', 1) }))
+      .where('id', '=', id)
+      .returning('annotation_seq')
+      .executeTakeFirstOrThrow();
+    return annotation_seq;
+  }
+
+  /** New inputs make an existing inputs ZIP stale. */
+  async inputsChanged(trx: Transaction<InspectionTables>, id: number): Promise<void> {
+    await trx.updateTable('inspection.inspections').set({ updated_at: new Date(), inputs_zip_status: 'none' }).where('id', '=', id).execute();
+  }
+
+  async inputsZipRequested(trx: Transaction<InspectionTables>, id: number): Promise<void> {
+    await trx.updateTable('inspection.inspections').set({ inputs_zip_status: 'processing', inputs_zip_requested_at: new Date() }).where('id', '=', id).execute();
+  }
+
+  /** The build requested at `requestedAt` failed (a newer request is left alone). */
+  async inputsZipFailed(id: number, requestedAt: Date): Promise<void> {
+    await this.db
+      .updateTable('inspection.inspections')
+      .set({ inputs_zip_status: 'error' })
+      .where('id', '=', id)
+      .where('inputs_zip_requested_at', '=', requestedAt)
+      .execute();
+  }
+
+  async inputsZipReady(trx: Transaction<InspectionTables>, id: number, key: string): Promise<void> {
+    await trx.updateTable('inspection.inspections').set({ inputs_zip_status: 'available', inputs_zip_key: key }).where('id', '=', id).execute();
+  }
+
+  async reportRequested(trx: Transaction<InspectionTables>, id: number, options: ReportOptions): Promise<void> {
+    await trx
+      .updateTable('inspection.inspections')
+      .set({ report_status: 'processing', report_options: JSON.stringify(options), report_requested_at: new Date(), report_error: null, updated_at: new Date() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async reportFinished(trx: Transaction<InspectionTables>, id: number, outcome: ReportOutcome): Promise<void> {
+    await trx
+      .updateTable('inspection.inspections')
+      .set({ ...outcome, updated_at: new Date() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  // Registered images
+
+  async addImages(trx: Transaction<InspectionTables>, inspectionId: number, keys: string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 500) {
+      await trx
+        .insertInto('inspection.inspection_images')
+        .values(keys.slice(i, i + 500).map((key) => ({ inspection_id: inspectionId, key })))
+        .onConflict((oc) => oc.columns(['inspection_id', 'key']).doNothing())
+        .execute();
+    }
+  }
+
+  async imageKeys(inspectionId: number, db: Db = this.db): Promise<string[]> {
+    const rows = await db.selectFrom('inspection.inspection_images').select('key').where('inspection_id', '=', inspectionId).orderBy('key').execute();
+    return rows.map((r) => r.key);
+  }
+
+  async imageCount(inspectionId: number, db: Db = this.db): Promise<number> {
+    const { count } = await db
+      .selectFrom('inspection.inspection_images')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('inspection_id', '=', inspectionId)
+      .executeTakeFirstOrThrow();
+    return Number(count);
+  }
+}
