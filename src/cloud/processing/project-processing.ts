@@ -24,6 +24,7 @@ import type { EngineSet } from './engines.ts';
 import { PROJECT_DELETED, ProcessingCanceled, watchForCancel } from './cancellation.ts';
 import { readableImages, type InputAnalyzer, type ReadableImage } from './input-analysis.ts';
 import { choosePipeline } from './pipelines.ts';
+import { isDatabaseUnavailable } from '../../infra/database/connection-errors.ts';
 
 const ANALYSIS_SHARE = 30;
 /** How often a run checks, between its progress reports, whether its project was deleted. */
@@ -123,6 +124,13 @@ export class ProjectProcessor {
       });
       log.info({ outputs: result.outputs.length }, 'project processed');
     } catch (err) {
+      // The database connection was lost: not a processing failure. The job is retried (pg-boss)
+      // and runs again from the start into a fresh output folder; this run's folder goes.
+      if (isDatabaseUnavailable(err) && !watch.signal.aborted) {
+        log.warn({ err }, 'database unavailable while processing; the job is retried');
+        await this.store.deletePrefix(project.bucket_name, outputPrefix).catch((e) => log.warn({ err: e }, 'could not remove the outputs of an interrupted run'));
+        throw err;
+      }
       // Canceled, or failed while the project was being deleted: nothing is recorded for it.
       if (watch.signal.aborted || !(await this.projects.isProcessing(projectId))) {
         const reason = watch.signal.reason instanceof ProcessingCanceled ? watch.signal.reason.message : PROJECT_DELETED;

@@ -6,16 +6,25 @@
 // transactions would run inside it (and pg-boss's error path issues ROLLBACK). So pg-boss gets an
 // adapter that borrows the very same connection through Kysely's driver queue, one statement at a
 // time: a transaction of ours and a pg-boss statement never interleave.
+//
+// A lost PostgreSQL connection (server restarted, backend terminated, network cut) must not end the
+// process: node-postgres reports it as an 'error' event, on the pool for an idle connection and on
+// the client for one checked out, and an 'error' event nobody listens to throws. Both get a listener
+// here; the pool then drops the dead connection and the next query opens a new one. The query that
+// was running fails, and connection-errors.ts tells the callers it was the database (503, job retry).
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { fromPglite, type Db as BossDb } from 'pg-boss';
-import { Kysely, PostgresDialect, type DatabaseConnection, type Driver } from 'kysely';
+import { Kysely, PostgresDialect, type DatabaseConnection, type Driver, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
+import { makePrivate, prepareDataDir, PGLITE_FOLDER } from '../data-dir.ts';
+import { isDatabaseUnavailable } from './connection-errors.ts';
 
 export interface Database {
   kind: 'pglite' | 'postgres';
@@ -31,13 +40,16 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   /** Maximum connections of the PostgreSQL pool. */
   poolSize?: number;
+  /** Where lost connections are reported (a warning each). */
+  logger?: Logger;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir);
+  prepareDataDir(options.dataDir); // 0700 before anything is written into it (data-dir.ts)
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10, options.logger) : openPglite(options.dataDir);
 }
 
-async function openPostgres(connectionString: string, max: number): Promise<Database> {
+async function openPostgres(connectionString: string, max: number, logger?: Logger): Promise<Database> {
   const pool = new pg.Pool({
     connectionString,
     max,
@@ -47,12 +59,46 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
         oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text'),
     },
   });
-  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  // An idle connection that dies: pg-pool removes it and emits this.
+  pool.on('error', (err) => logger?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection lost; the pool drops it'));
+  // A checked-out one (a transaction between statements): pg-pool takes its own listener off while
+  // the client is lent out. The statement that uses it next fails, and the pool discards a client
+  // that is no longer queryable when it comes back.
+  pool.on('connect', (client) => client.on('error', (err) => logger?.debug({ err: { message: err.message } }, 'database connection lost while in use')));
+  const db = new Kysely({ dialect: new PostgresDialect({ pool: discardingLostConnections(pool) }) });
   return {
     kind: 'postgres',
     db,
     boss: { connectionString },
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * The pool as Kysely sees it, except that a connection whose statement failed because it was lost
+ * is destroyed when Kysely gives it back. Without this it went back idle: a terminated backend's
+ * FATAL message fails the statement a moment before the socket closes, and the very next statement
+ * (pg-pool lends the most recently returned connection first) failed on the same dead connection.
+ */
+function discardingLostConnections(pool: pg.Pool): PostgresPool {
+  const lost = new WeakSet<pg.PoolClient>();
+  const lent = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const lend = (client: pg.PoolClient): PostgresPoolClient => ({
+    query: ((...args: Parameters<pg.PoolClient['query']>) => {
+      const result = (client.query as (...a: unknown[]) => unknown)(...args);
+      if (result instanceof Promise) result.catch((err: unknown) => isDatabaseUnavailable(err) && lost.add(client));
+      return result;
+    }) as PostgresPoolClient['query'],
+    release: () => client.release(lost.has(client) ? new Error('connection lost') : undefined),
+  });
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let wrapper = lent.get(client);
+      if (!wrapper) lent.set(client, (wrapper = lend(client)));
+      return wrapper;
+    },
+    end: () => pool.end(),
   };
 }
 
@@ -79,7 +125,7 @@ async function createPgliteInChild(folder: string): Promise<void> {
 async function openPglite(dataDir: string): Promise<Database> {
   const lock: DataDirLock = lockDataDir(dataDir);
   try {
-    const folder = path.join(dataDir, 'pglite');
+    const folder = path.join(dataDir, PGLITE_FOLDER);
     await createPgliteInChild(folder);
     const pglite = await PGlite.create({ dataDir: folder, postgresqlconf: [`shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
     let driver: Driver | undefined;
@@ -110,6 +156,7 @@ async function openPglite(dataDir: string): Promise<Database> {
       async close() {
         try {
           await db.destroy(); // closes PGlite too
+          makePrivate(folder); // PGlite sets its files' modes itself (data-dir.ts)
         } finally {
           lock.release();
         }

@@ -5,11 +5,15 @@
 // database transaction (`send(..., { trx })`), so a state change and the work it triggers are
 // committed together or not at all. Workers send heartbeats: when a worker process dies
 // (SIGKILL, crash), its job is retried after about `heartbeatSeconds`, so handlers must be
-// idempotent: each one re-reads the state and continues from where it is.
+// idempotent: each one re-reads the state and continues from where it is. A handler that fails
+// because the database connection was lost (connection-errors.ts) is retried the same way, with
+// backoff (default 5 retries, 2 s doubling: about 1-2 minutes in all, enough for a restarted
+// database or a dropped connection; a longer outage leaves the job failed in pg-boss).
 import { PgBoss, fromKysely, type Job, type SendOptions } from 'pg-boss';
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../database/database.ts';
+import { isDatabaseUnavailable } from '../database/connection-errors.ts';
 
 export type JobCatalogue = Record<string, object>;
 
@@ -57,7 +61,13 @@ export class JobQueue {
       monitorIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 2)),
       superviseIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 2)),
     });
-    this.boss.on('error', (err) => options.logger.error({ err }, 'job queue error'));
+    // pg-boss reports here what it recovers from by itself: a lost connection of its pool (dropped
+    // by the pool), of its LISTEN connection (reconnected with backoff, missed jobs fetched), a
+    // failed fetch or supervision pass (tried again at the next interval). Without a listener, the
+    // 'error' event would end the process.
+    this.boss.on('error', (err) =>
+      isDatabaseUnavailable(err) ? options.logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'job queue: database connection lost; pg-boss recovers') : options.logger.error({ err }, 'job queue error'),
+    );
   }
 
   /** Registers the handlers of one service's catalogue. */
