@@ -122,6 +122,20 @@ export class ProjectRepository {
       .executeTakeFirst();
   }
 
+  /**
+   * Marks a live project deleted (with `values`, e.g. CANCELED); undefined when it is already
+   * deleted. Of concurrent deletions of one project exactly one gets the row.
+   */
+  markDeleted(id: number, values: Omit<Updateable<ProjectsTable>, 'deleted_at'>, db: Db = this.db): Promise<ProjectRow | undefined> {
+    return db
+      .updateTable('cloud.projects')
+      .set({ ...values, deleted_at: new Date() })
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
   /** Whether the project is still live and PROCESSING (processing's cancellation watch). */
   async isProcessing(id: number): Promise<boolean> {
     const row = await this.db
@@ -130,6 +144,22 @@ export class ProjectRepository {
       .where('id', '=', id)
       .where('deleted_at', 'is', null)
       .where('public_status', '=', 'PROCESSING')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * Whether a live project owns the storage prefix `basePath` (its s3_base_path) in `bucket`:
+   * the embedded S3 endpoint asks this before honouring temporary credentials (prefix-gate.ts).
+   */
+  async ownsStoragePrefix(id: number, bucket: string, basePath: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('cloud.projects')
+      .select('id')
+      .where('id', '=', id)
+      .where('bucket_name', '=', bucket)
+      .where('s3_base_path', '=', basePath)
+      .where('deleted_at', 'is', null)
       .executeTakeFirst();
     return row !== undefined;
   }

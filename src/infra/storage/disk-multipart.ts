@@ -164,6 +164,33 @@ export class DiskMultipartUploads {
     return removed;
   }
 
+  /** Bytes held by the uploads in progress of keys under `prefix` (superseded part files too). */
+  async bytesUnder(bucket: string, prefix: string): Promise<number> {
+    let bytes = 0;
+    for (const dir of await this.uploadsUnder(bucket, prefix)) {
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        bytes += (await stat(path.join(dir, name)).catch(() => undefined))?.size ?? 0;
+      }
+    }
+    return bytes;
+  }
+
+  /** Aborts the uploads in progress of keys under `prefix` (the prefix is being deleted). */
+  async removeUnder(bucket: string, prefix: string): Promise<number> {
+    const dirs = await this.uploadsUnder(bucket, prefix);
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    return dirs.length;
+  }
+
+  private async uploadsUnder(bucket: string, prefix: string): Promise<string[]> {
+    const dirs: string[] = [];
+    for (const id of await readdir(this.uploadsDir).catch(() => [] as string[])) {
+      const record = await this.readRecord(id);
+      if (record && record.bucket === bucket && record.key.startsWith(prefix)) dirs.push(path.join(this.uploadsDir, id));
+    }
+    return dirs;
+  }
+
   /** The upload's folder and record; NoSuchUpload unless it exists for this bucket and key. */
   private async open(bucket: string, key: string, uploadId: string): Promise<{ dir: string; record: UploadRecord }> {
     const record = await this.readRecord(uploadId);

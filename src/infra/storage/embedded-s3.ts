@@ -4,6 +4,7 @@ import { EmbeddedCredentialIssuer } from './embedded-credentials.ts';
 import { LocalDiskObjectStore } from './local-disk-store.ts';
 import { createS3Endpoint, startS3Server, type RunningS3Server, type S3Endpoint, type S3Logger } from './s3-endpoint.ts';
 import { S3UrlPresigner } from './s3-presigner.ts';
+import type { PrefixLiveness } from './prefix-gate.ts';
 
 export interface EmbeddedS3Options {
   /** Data folder for objects (one sub-folder per bucket). */
@@ -24,6 +25,19 @@ export interface EmbeddedS3Options {
   region?: string;
   minPartSize?: number;
   fsync?: boolean;
+  /** See S3EndpointOptions: revocation of temporary credentials whose owner is gone. */
+  isPrefixLive?: PrefixLiveness;
+  prefixCacheMs?: number;
+  /** Largest PutObject / UploadPart body (default 5 GiB); smaller in tests. */
+  maxUploadSize?: number;
+  /** Bytes allowed under one temporary credential's prefix (default: no quota). */
+  prefixQuotaBytes?: number;
+  /** Leftovers of interrupted writes are removed after this long (default 1 hour). */
+  tmpExpiryMs?: number;
+  /** Multipart uploads are aborted this long after they started (default 7 days). */
+  multipartExpiryMs?: number;
+  /** How often abandoned files are swept (default 10 minutes; also once at start). */
+  sweepIntervalMs?: number;
 }
 
 export interface EmbeddedS3 {
@@ -51,9 +65,34 @@ export async function startEmbeddedS3(options: EmbeddedS3Options): Promise<Embed
     presigner,
     minPartSize: options.minPartSize,
     fsync: options.fsync,
+    tmpExpiryMs: options.tmpExpiryMs,
+    multipartExpiryMs: options.multipartExpiryMs,
   });
-  const endpoint = createS3Endpoint({ store, resolveCredential: issuer.resolve, logger: options.logger, region });
-  const running = await startS3Server(endpoint, { host: options.host, port: options.port });
+  const endpoint = createS3Endpoint({
+    store,
+    resolveCredential: issuer.resolve,
+    logger: options.logger,
+    region,
+    isPrefixLive: options.isPrefixLive,
+    prefixCacheMs: options.prefixCacheMs,
+    maxUploadSize: options.maxUploadSize,
+    prefixQuotaBytes: options.prefixQuotaBytes,
+  });
+  // Files left by a crash (kill -9 mid-upload) or by clients that never finished: swept now and
+  // periodically. Only the process serving the endpoint sweeps.
+  const swept = await store.startSweeping(options.sweepIntervalMs ?? 10 * 60_000, (err) => options.logger.warn({ err }, 'storage sweep failed'));
+  if (swept.tmpFiles || swept.uploads) options.logger.warn(swept, 'removed abandoned upload files (left by a crash or by clients that never finished)');
+  let running: RunningS3Server;
+  try {
+    running = await startS3Server(endpoint, { host: options.host, port: options.port });
+  } catch (err) {
+    await store.stopSweeping();
+    throw err;
+  }
   publicUrl ??= running.url;
-  return { store, issuer, endpoint, server: running.server, url: publicUrl, close: running.close };
+  const close = async () => {
+    await store.stopSweeping();
+    await running.close();
+  };
+  return { store, issuer, endpoint, server: running.server, url: publicUrl, close };
 }

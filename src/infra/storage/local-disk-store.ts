@@ -1,7 +1,9 @@
 // ObjectStore on the local disk: <rootDir>/<bucket>/<escaped key path> (see key-layout.ts for
 // the key → path mapping, disk-object-files.ts for atomic writes and sidecars, disk-listing.ts
 // for S3-ordered listing, disk-multipart.ts for multipart uploads). This class validates the
-// bucket and key, then ties those pieces together behind the ObjectStore interface.
+// bucket and key, then ties those pieces together behind the ObjectStore interface, and sweeps
+// what crashed writers and vanished clients leave. (Past 350 lines because it is the one facade
+// over those pieces; each method is a few lines of glue.)
 import path from 'node:path';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -56,9 +58,15 @@ export interface LocalDiskObjectStoreOptions {
   minPartSize?: number;
   /** fsync files before renaming them into place (slower, survives power loss). */
   fsync?: boolean;
+  /** Temp files untouched for longer are leftovers of interrupted writes (default 1 hour). */
+  tmpExpiryMs?: number;
+  /** Multipart uploads started longer ago are abandoned (default 7 days, a common S3 lifecycle rule). */
+  multipartExpiryMs?: number;
 }
 
 const DEFAULT_MIN_PART_SIZE = 5 * 1024 * 1024;
+const DEFAULT_TMP_EXPIRY_MS = 3600_000;
+const DEFAULT_MULTIPART_EXPIRY_MS = 7 * 24 * 3600_000;
 
 function toSource(body: Readable | Buffer): Readable {
   return Buffer.isBuffer(body) ? Readable.from([body]) : body;
@@ -84,6 +92,11 @@ export class LocalDiskObjectStore implements ObjectStore {
   private readonly files: DiskObjectFiles;
   private readonly uploads: DiskMultipartUploads;
   private readonly presigner?: GetUrlPresigner;
+  private readonly tmpExpiryMs: number;
+  private readonly multipartExpiryMs: number;
+  private readonly prefixDeletedListeners: ((bucket: string, prefix: string) => void)[] = [];
+  private sweepTimer?: NodeJS.Timeout;
+  private sweeping?: Promise<unknown>;
 
   constructor(options: LocalDiskObjectStoreOptions) {
     this.rootDir = path.resolve(options.rootDir);
@@ -92,6 +105,13 @@ export class LocalDiskObjectStore implements ObjectStore {
     this.files = new DiskObjectFiles(this.rootDir, options.fsync ?? false);
     this.uploads = new DiskMultipartUploads(this.files, path.join(this.rootDir, '.uploads'), options.minPartSize ?? DEFAULT_MIN_PART_SIZE);
     this.presigner = options.presigner;
+    this.tmpExpiryMs = options.tmpExpiryMs ?? DEFAULT_TMP_EXPIRY_MS;
+    this.multipartExpiryMs = options.multipartExpiryMs ?? DEFAULT_MULTIPART_EXPIRY_MS;
+  }
+
+  /** Called at the start of every deletePrefix (the S3 endpoint drops what it cached about it). */
+  onPrefixDeleted(listener: (bucket: string, prefix: string) => void): void {
+    this.prefixDeletedListeners.push(listener);
   }
 
   bucketNames(): string[] {
@@ -175,7 +195,11 @@ export class LocalDiskObjectStore implements ObjectStore {
     await this.files.remove(objectPaths(bucketDir, key), bucketDir);
   }
 
+  /** Deletes the objects under the prefix and aborts the multipart uploads in progress there. */
   async deletePrefix(bucket: string, prefix: string): Promise<number> {
+    this.bucketDir(bucket);
+    for (const listener of this.prefixDeletedListeners) listener(bucket, prefix);
+    await this.uploads.removeUnder(bucket, prefix);
     let deleted = 0;
     let after: string | undefined;
     for (;;) {
@@ -187,6 +211,21 @@ export class LocalDiskObjectStore implements ObjectStore {
         after = item.key;
       }
       if (!page.isTruncated) return deleted;
+    }
+  }
+
+  /** Bytes stored under the prefix: objects plus the parts of multipart uploads in progress. */
+  async usage(bucket: string, prefix: string): Promise<number> {
+    let bytes = await this.uploads.bytesUnder(bucket, prefix);
+    let after: string | undefined;
+    for (;;) {
+      const page = await listBucketKeys(this.bucketDir(bucket), { prefix, maxKeys: 1000, after });
+      for (const item of page.items) {
+        if (item.kind !== 'key') continue;
+        bytes += (await stat(item.dataPath).catch(() => undefined))?.size ?? 0;
+        after = item.key;
+      }
+      if (!page.isTruncated) return bytes;
     }
   }
 
@@ -269,10 +308,13 @@ export class LocalDiskObjectStore implements ObjectStore {
     await this.uploads.abort(bucket, key, uploadId);
   }
 
-  /** Removes temp files and multipart uploads abandoned by crashed or vanished clients. */
+  /**
+   * Removes temp files (by last write) and multipart uploads (by start) abandoned by crashed
+   * processes or vanished clients; the ages default to the store's expiry options.
+   */
   async removeStale(options: { tmpOlderThanMs?: number; uploadsOlderThanMs?: number } = {}): Promise<{ tmpFiles: number; uploads: number }> {
     const now = Date.now();
-    const tmpAge = options.tmpOlderThanMs ?? 24 * 3600_000;
+    const tmpAge = options.tmpOlderThanMs ?? this.tmpExpiryMs;
     let tmpFiles = 0;
     for (const name of await readdir(this.files.tmpDir).catch(() => [] as string[])) {
       const file = path.join(this.files.tmpDir, name);
@@ -282,8 +324,33 @@ export class LocalDiskObjectStore implements ObjectStore {
         tmpFiles++;
       }
     }
-    const uploads = await this.uploads.removeStale(options.uploadsOlderThanMs ?? 7 * 24 * 3600_000);
+    const uploads = await this.uploads.removeStale(options.uploadsOlderThanMs ?? this.multipartExpiryMs);
     return { tmpFiles, uploads };
+  }
+
+  /**
+   * Runs removeStale now, then every `intervalMs` until stopSweeping(). Only one process per
+   * data folder needs to (the one serving the S3 endpoint); the timer does not keep node alive.
+   */
+  async startSweeping(intervalMs: number, onError: (err: unknown) => void): Promise<{ tmpFiles: number; uploads: number }> {
+    clearInterval(this.sweepTimer);
+    const sweep = () => {
+      if (this.sweeping) return;
+      this.sweeping = this.removeStale()
+        .catch(onError)
+        .finally(() => (this.sweeping = undefined));
+    };
+    const first = await this.removeStale();
+    this.sweepTimer = setInterval(sweep, intervalMs);
+    this.sweepTimer.unref();
+    return first;
+  }
+
+  /** Stops the periodic sweep; waits for one under way. */
+  async stopSweeping(): Promise<void> {
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+    await this.sweeping;
   }
 
   private bucketDir(bucket: string): string {

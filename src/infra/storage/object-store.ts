@@ -53,7 +53,7 @@ export interface ObjectStore {
   headObject(bucket: string, key: string): Promise<ObjectInfo | undefined>;
   /** Deleting a missing key succeeds, as in S3. */
   deleteObject(bucket: string, key: string): Promise<void>;
-  /** Deletes every object under the prefix; returns how many were deleted. */
+  /** Deletes every object under the prefix (and multipart uploads in progress there); returns how many objects. */
   deletePrefix(bucket: string, prefix: string): Promise<number>;
   listObjects(bucket: string, options?: ListObjectsOptions): Promise<ListObjectsResult>;
   createMultipartUpload(bucket: string, key: string, options?: { contentType?: string }): Promise<{ uploadId: string }>;

@@ -4,7 +4,9 @@
 //   2. routes method + sub-resource to an operation,
 //   3. authorises it against the credential's scope (temporary credentials: one bucket, one
 //      key prefix; the root credential: everything),
-//   4. runs it, streaming bodies, and answers errors in S3's XML format.
+//   4. for temporary credentials, checks that the prefix's owner still exists (prefix-gate.ts),
+//   5. checks an upload's declared size against the limits (upload-limits.ts),
+//   6. runs it, streaming bodies, and answers errors in S3's XML format.
 // Secrets, signatures and session tokens are never logged (nor the query string that holds them).
 import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
@@ -15,9 +17,11 @@ import { assertValidKey } from './key-layout.ts';
 import type { LocalDiskObjectStore } from './local-disk-store.ts';
 import { S3Error, toS3Error } from './s3-errors.ts';
 import * as ops from './s3-operations.ts';
-import { bodyStillAwaited, discardRemainingBody, markContinuePending, parseTarget, queryValue, type RequestTarget } from './s3-request.ts';
+import { bodyStillAwaited, discardRemainingBody, header, markContinuePending, parseTarget, queryValue, type RequestTarget } from './s3-request.ts';
 import { errorXml } from './s3-xml.ts';
 import { verifySigV4, type VerifiedRequest } from './sigv4-verifier.ts';
+import { PrefixGate, type PrefixLiveness } from './prefix-gate.ts';
+import { UploadLimits, declaredBodySize, type Admission } from './upload-limits.ts';
 
 /** The part of a pino logger the endpoint uses. */
 export type S3Logger = Pick<Logger, 'debug' | 'warn' | 'error'>;
@@ -34,6 +38,17 @@ export interface S3EndpointOptions {
   maxClockSkewMs?: number;
   /** Clock, for tests. */
   now?: () => number;
+  /**
+   * Whether the owner of a temporary credential's prefix still exists; asked on every request
+   * with temporary credentials (positive answers reused for `prefixCacheMs`, default 5 s). Without
+   * it, credentials work until they expire.
+   */
+  isPrefixLive?: PrefixLiveness;
+  prefixCacheMs?: number;
+  /** Largest PutObject / UploadPart body, bytes (default 5 GiB, as S3). */
+  maxUploadSize?: number;
+  /** Bytes allowed under one temporary credential's prefix (default: no quota). */
+  prefixQuotaBytes?: number;
 }
 
 export interface S3Endpoint {
@@ -137,6 +152,8 @@ function route(method: string, target: RequestTarget): Route {
   throw new S3Error('MethodNotAllowed', 'The specified method is not allowed against this resource.');
 }
 
+const FREES_SPACE = new Set(['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload']);
+
 function accessDenied(): S3Error {
   return new S3Error('AccessDenied', 'Access Denied');
 }
@@ -161,6 +178,10 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
   const maxClockSkewMs = options.maxClockSkewMs ?? 15 * 60 * 1000;
   const now = options.now ?? Date.now;
   const startedAt = new Date(now());
+  const gate = new PrefixGate({ isPrefixLive: options.isPrefixLive, cacheMs: options.prefixCacheMs, now });
+  // Credentials of a prefix deleted through this store stop at once, not after the cache delay.
+  store.onPrefixDeleted((bucket, prefix) => gate.forget(bucket, prefix));
+  const limits = new UploadLimits({ maxUploadSize: options.maxUploadSize, prefixQuotaBytes: options.prefixQuotaBytes, now });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
@@ -172,6 +193,7 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
     let operation = 'Unknown';
     let resource = '/';
     let auth: VerifiedRequest | undefined;
+    let admission: Admission | undefined;
     try {
       const target = parseTarget(req.url ?? '/');
       resource = '/' + [target.bucket, target.key].filter((p) => p !== undefined).join('/');
@@ -190,6 +212,12 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
       const bucket = target.bucket as string;
       if (!store.hasBucket(bucket)) throw new S3Error('NoSuchBucket', 'The specified bucket does not exist');
       if (chosen.access.kind === 'object') assertValidKey(chosen.access.key);
+      if (scope.kind === 'prefix') await gate.assertLive(scope.bucket, scope.prefix);
+      const upload = operation === 'PutObject' || operation === 'UploadPart';
+      const isCopy = header(req, 'x-amz-copy-source') !== undefined;
+      const quotaPrefix = scope.kind === 'prefix' ? scope.prefix : undefined;
+      admission = upload ? await limits.admit(store, bucket, quotaPrefix, isCopy ? undefined : declaredBodySize(req), isCopy) : undefined;
+      const written = admission;
       await chosen.run({
         req,
         res,
@@ -201,7 +229,19 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
         assertKeyAllowed(key: string, otherBucket?: string) {
           if (!keyAllowed(scope, otherBucket ?? bucket, key)) throw accessDenied();
         },
+        maxUploadSize: limits.maxUploadSize,
+        async committed(bytes, undo) {
+          written?.wrote(bytes);
+          if (scope.kind !== 'prefix') return;
+          try {
+            await gate.assertLive(scope.bucket, scope.prefix, true);
+          } catch (err) {
+            await undo().catch((undoErr) => logger.error({ err: undoErr, operation }, 's3: could not remove a write whose owner was deleted'));
+            throw err;
+          }
+        },
       });
+      if (quotaPrefix !== undefined && FREES_SPACE.has(operation)) limits.forget(bucket, quotaPrefix);
     } catch (caught) {
       // A client that hangs up mid-upload is not a server fault.
       const clientGone = req.destroyed && !req.complete;
@@ -209,6 +249,7 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
       sendError(req, res, method, err, resource, requestId);
       if (toS3Error(err).status >= 500) logger.error({ err, requestId, operation }, 's3 request failed');
     } finally {
+      admission?.release();
       if (!req.complete) discardRemainingBody(req);
       const log = {
         requestId,

@@ -7,6 +7,7 @@ const STATUS: Record<string, number> = {
   AuthorizationQueryParametersError: 400,
   BadDigest: 400,
   BucketAlreadyOwnedByYou: 409,
+  EntityTooLarge: 400,
   EntityTooSmall: 400,
   // S3 answers 400 for an expired session token; SDKs read the code, not the status.
   ExpiredToken: 400,
@@ -34,7 +35,10 @@ const STATUS: Record<string, number> = {
   NotImplemented: 501,
   NotModified: 304,
   PreconditionFailed: 412,
+  // Not an AWS code (S3 has no per-prefix quota); 403 like S3's other policy refusals.
+  QuotaExceeded: 403,
   RequestTimeTooSkewed: 403,
+  ServiceUnavailable: 503,
   SignatureDoesNotMatch: 403,
   XAmzContentSHA256Mismatch: 400,
 };
@@ -47,11 +51,17 @@ export class S3Error extends Error {
     status?: number,
     /** Extra response headers (e.g. Content-Range on 416, ETag on 304). */
     readonly headers: Record<string, string> = {},
+    /** What went wrong underneath (logged, never sent). */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'S3Error';
     this.status = status ?? STATUS[code] ?? 400;
   }
+}
+
+export function entityTooLarge(max: number): S3Error {
+  return new S3Error('EntityTooLarge', `Your proposed upload exceeds the maximum allowed size (${max} bytes).`);
 }
 
 /** Maps anything thrown while serving a request to the S3 error the client should see. */

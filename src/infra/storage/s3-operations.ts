@@ -1,11 +1,12 @@
 // The S3 operations the embedded endpoint serves. Each one gets an authenticated and authorised
 // request context (see s3-endpoint.ts), does its work through the LocalDiskObjectStore and
-// writes the response. Object bodies are streamed both ways.
+// writes the response. Object bodies are streamed both ways. (Past 350 lines: one function per
+// operation of the table in README.md, kept together so that they read alike.)
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { decodeContinuationToken, type LocalDiskObjectStore, type PutObjectOptions, type StoredObjectInfo } from './local-disk-store.ts';
 import type { ByteRange } from './object-store.ts';
-import { S3Error, toS3Error } from './s3-errors.ts';
+import { S3Error, entityTooLarge, toS3Error } from './s3-errors.ts';
 import { header, openVerifiedBody, queryValue, readSmallBody, storedHttpHeaders, userMetadata, type RequestTarget } from './s3-request.ts';
 import { S3_XMLNS, escapeXml, parseCompleteMultipartUpload, parseDeleteObjects, xmlDocument, type XmlNode } from './s3-xml.ts';
 import { encodeKeyForPath } from './sigv4-common.ts';
@@ -22,6 +23,15 @@ export interface S3Context {
   region: string;
   /** Throws AccessDenied unless the credential may touch this key. */
   assertKeyAllowed(key: string, bucket?: string): void;
+  /** Largest PutObject / UploadPart / CopyObject size (EntityTooLarge beyond). */
+  maxUploadSize: number;
+  /**
+   * To call once a write is in place, before answering: counts `bytes` against the credential
+   * prefix's quota and checks again, uncached, that the prefix's owner still exists. If it was
+   * deleted while the body streamed in, `undo` removes what was written and AccessDenied is
+   * thrown, so nothing outlives the deletion (prefix-gate.ts).
+   */
+  committed(bytes: number, undo: () => Promise<unknown>): Promise<void>;
 }
 
 export type ObjectContext = S3Context & { key: string };
@@ -179,8 +189,9 @@ export async function getObject(ctx: ObjectContext, headOnly: boolean): Promise<
 
 export async function putObject(ctx: ObjectContext): Promise<void> {
   if (header(ctx.req, 'x-amz-copy-source') !== undefined) return copyObject(ctx);
-  const body = openVerifiedBody(ctx.req, ctx.auth);
+  const body = openVerifiedBody(ctx.req, ctx.auth, { maxBytes: ctx.maxUploadSize });
   const info = await ctx.store.putObject(ctx.bucket, ctx.key, body.stream, { ...putOptions(ctx.req), verifiedCrc32: verifiedCrc32Of(body) });
+  await ctx.committed(info.size, () => ctx.store.deleteObject(ctx.bucket, ctx.key));
   ctx.res.setHeader('ETag', info.etag);
   setChecksumHeaders(ctx.res, body.verifiedChecksums());
   sendEmpty(ctx.res, 200);
@@ -210,10 +221,15 @@ async function copyObject(ctx: ObjectContext): Promise<void> {
     );
   }
   const src = await ctx.store.getObject(source.bucket, source.key);
+  if (src.info.size > ctx.maxUploadSize) {
+    src.body.destroy();
+    throw entityTooLarge(ctx.maxUploadSize);
+  }
   const options: PutObjectOptions = replace
     ? putOptions(ctx.req)
     : { contentType: src.info.contentType, metadata: src.info.metadata, httpHeaders: src.info.httpHeaders };
   const info = await ctx.store.putObject(ctx.bucket, ctx.key, src.body, options);
+  await ctx.committed(info.size, () => ctx.store.deleteObject(ctx.bucket, ctx.key));
   sendXml(ctx.res, 200, xmlDocument('CopyObjectResult', { LastModified: isoDate(info.lastModified), ETag: info.etag }));
 }
 
@@ -230,6 +246,7 @@ function uploadIdOf(ctx: S3Context): string {
 
 export async function createMultipartUpload(ctx: ObjectContext): Promise<void> {
   const { uploadId } = await ctx.store.createMultipartUpload(ctx.bucket, ctx.key, putOptions(ctx.req));
+  await ctx.committed(0, () => ctx.store.abortMultipartUpload(ctx.bucket, ctx.key, uploadId));
   sendXml(ctx.res, 200, xmlDocument('InitiateMultipartUploadResult', { Bucket: ctx.bucket, Key: ctx.key, UploadId: uploadId }));
 }
 
@@ -246,8 +263,12 @@ export async function uploadPart(ctx: ObjectContext): Promise<void> {
   if (header(ctx.req, 'x-amz-copy-source') !== undefined) throw new S3Error('NotImplemented', 'UploadPartCopy is not supported by this endpoint.');
   const partText = queryValue(ctx.target.query, 'partNumber') ?? '';
   const partNumber = /^\d{1,5}$/.test(partText) ? Number(partText) : NaN;
-  const body = openVerifiedBody(ctx.req, ctx.auth);
-  const part = await ctx.store.uploadPart(ctx.bucket, ctx.key, uploadIdOf(ctx), partNumber, body.stream, { verifiedCrc32: verifiedCrc32Of(body) });
+  // Before the body is asked for ("100 Continue"), as S3 does.
+  if (!(partNumber >= 1 && partNumber <= 10_000)) throw new S3Error('InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive');
+  const body = openVerifiedBody(ctx.req, ctx.auth, { maxBytes: ctx.maxUploadSize });
+  const uploadId = uploadIdOf(ctx);
+  const part = await ctx.store.uploadPart(ctx.bucket, ctx.key, uploadId, partNumber, body.stream, { verifiedCrc32: verifiedCrc32Of(body) });
+  await ctx.committed(part.size, () => ctx.store.abortMultipartUpload(ctx.bucket, ctx.key, uploadId));
   ctx.res.setHeader('ETag', part.etag);
   setChecksumHeaders(ctx.res, body.verifiedChecksums());
   sendEmpty(ctx.res, 200);
@@ -257,6 +278,7 @@ export async function completeMultipartUpload(ctx: ObjectContext): Promise<void>
   const xml = (await readSmallBody(ctx.req, ctx.auth, MAX_XML_BODY)).toString('utf8');
   const parts = parseCompleteMultipartUpload(xml);
   const info = await ctx.store.completeMultipartUpload(ctx.bucket, ctx.key, uploadIdOf(ctx), parts);
+  await ctx.committed(0, () => ctx.store.deleteObject(ctx.bucket, ctx.key)); // the parts were counted
   const host = header(ctx.req, 'host') ?? 'localhost';
   sendXml(
     ctx.res,

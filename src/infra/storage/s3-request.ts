@@ -1,11 +1,11 @@
 // Reading an incoming S3 request: where it points (path-style bucket and key), its query, and
 // its body as a verified stream (aws-chunked decoded, hashes and checksums checked on the way).
 import type { IncomingMessage } from 'node:http';
-import type { Readable, Transform } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { AwsChunkedDecoder } from './aws-chunked.ts';
 import { BodyVerifier, type ExpectedChecksum } from './body-verifier.ts';
 import { CHECKSUM_ALGORITHMS, isChecksumAlgorithm } from './checksums.ts';
-import { S3Error } from './s3-errors.ts';
+import { S3Error, entityTooLarge } from './s3-errors.ts';
 import type { StoredHttpHeaders } from './local-disk-store.ts';
 import { UNSIGNED_PAYLOAD, type QueryMap, type VerifiedRequest } from './sigv4-verifier.ts';
 
@@ -112,7 +112,7 @@ export interface VerifiedBody {
  * what the client signed or declared. Errors from earlier stages are forwarded downstream, and
  * the request itself is never destroyed here, so an error response can still be sent.
  */
-export function openVerifiedBody(req: IncomingMessage, auth: VerifiedRequest): VerifiedBody {
+export function openVerifiedBody(req: IncomingMessage, auth: VerifiedRequest, options: { maxBytes?: number } = {}): VerifiedBody {
   const payloadHash = auth.payloadHash;
   const stages: Transform[] = [];
   let decoder: AwsChunkedDecoder | undefined;
@@ -152,6 +152,9 @@ export function openVerifiedBody(req: IncomingMessage, auth: VerifiedRequest): V
   if (contentMd5 !== undefined && Buffer.from(contentMd5, 'base64').length !== 16) {
     throw new S3Error('InvalidDigest', 'The Content-MD5 you specified was invalid.');
   }
+  // A declared length above the limit was refused up front (upload-limits.ts); this catches
+  // bodies of undeclared length (Transfer-Encoding: chunked).
+  if (options.maxBytes !== undefined) stages.push(byteLimit(options.maxBytes));
   const verifier = new BodyVerifier({
     sha256Hex: /^[0-9a-fA-F]{64}$/.test(payloadHash) ? payloadHash : undefined,
     contentMd5Base64: contentMd5,
@@ -173,6 +176,16 @@ export function openVerifiedBody(req: IncomingMessage, auth: VerifiedRequest): V
   // only keeps it from being an uncaught 'error' event meanwhile.
   source.on('error', () => {});
   return { stream: source, verifiedChecksums: () => verifier.verified, checksumAlgorithms: checksums.map((c) => c.algorithm) };
+}
+
+function byteLimit(max: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      callback(seen > max ? entityTooLarge(max) : null, seen > max ? undefined : chunk);
+    },
+  });
 }
 
 const CONTINUE_PENDING = Symbol('s3.continuePending');
