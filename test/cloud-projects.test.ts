@@ -284,8 +284,9 @@ describe('cloud projects', () => {
       assert.equal(method.$response.headers.get('allow'), 'GET, POST');
       assert.equal((await api.call('POST', `${P}/1/s3_credentials/`, undefined, { expect: 405 })).code, 'method_not_allowed');
       assert.equal((await fetch(`${system.urls.cloud}/oauth2/token/`)).status, 405);
-      const id = await api.call('GET', `${P}/abc/`, undefined, { expect: 400 });
-      assert.ok(Array.isArray(id.params.id), JSON.stringify(id));
+      // A path id that is not a canonical decimal names no project (issue 10, finding 15).
+      const id = await api.call('GET', `${P}/abc/`, undefined, { expect: 404 });
+      assert.equal(id.code, 'not_found', JSON.stringify(id));
     });
 
     it('garbage to every endpoint answers below 500, errors as JSON objects', async () => {

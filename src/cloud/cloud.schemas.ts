@@ -1,18 +1,19 @@
 // TypeBox schemas of the cloud API's requests and responses (they also make its OpenAPI document).
 import { Type, type TSchema } from 'typebox';
 import { StorageCredentialsSchema } from '../shared/schemas/storage-credentials.ts';
+import { Id, IdParams, LIMITS, Num } from '../shared/schemas/limits.ts';
 
-export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+export { IdParams };
 
 export const ErrorBody = Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true });
 export const FieldErrorsBody = Type.Record(Type.String(), Type.Unknown(), { description: 'Field name -> list of messages' });
 
 export const TokenRequest = Type.Object({
-  grant_type: Type.Optional(Type.String()),
-  client_id: Type.Optional(Type.String()),
-  client_secret: Type.Optional(Type.String()),
-  token_format: Type.Optional(Type.String()),
-  token_type: Type.Optional(Type.String()),
+  grant_type: Type.Optional(Type.String({ maxLength: LIMITS.code })),
+  client_id: Type.Optional(Type.String({ maxLength: LIMITS.name })),
+  client_secret: Type.Optional(Type.String({ maxLength: LIMITS.key })),
+  token_format: Type.Optional(Type.String({ maxLength: LIMITS.code })),
+  token_type: Type.Optional(Type.String({ maxLength: LIMITS.code })),
 });
 
 export const TokenResponse = Type.Object({
@@ -118,15 +119,15 @@ export const CreateProjectBody = Type.Object({
     }),
   ),
   geoid_height: Type.Optional(
-    Type.Union([Type.Number({ minimum: -200, maximum: 200 }), Type.Null()], {
+    Type.Union([Num({ minimum: -200, maximum: 200 }), Type.Null()], {
       description: 'Constant geoid height above the ellipsoid, metres; needs a vertical component and excludes a geoid model.',
     }),
   ),
-  project_group_id: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 2147483647 }), Type.Null()])),
+  project_group_id: Type.Optional(Type.Union([Id(), Type.Null()])),
 });
 
 export const LegacyMoveBody = Type.Object({
-  project_group_id: Type.Union([Type.Integer({ minimum: 1, maximum: 2147483647 }), Type.Null()], {
+  project_group_id: Type.Union([Id(), Type.Null()], {
     description: 'Target project group, or null for the organization root.',
   }),
 });
@@ -134,14 +135,18 @@ export const LegacyMoveBody = Type.Object({
 export const StorageCredentials = StorageCredentialsSchema;
 
 export const BulkRegisterBody = Type.Object({
-  input_file_keys: Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 10000 }),
+  input_file_keys: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.key }), { minItems: 1, maxItems: 10000 }),
 });
 export const RegisterResult = Type.Object({ nb_images_registered: Type.Integer() });
 
 export const StartProcessingBody = Type.Union([
   Type.Object({
-    tags: Type.Optional(Type.Union([Type.Array(Type.String()), Type.String()])),
-    engine: Type.Optional(Type.String({ description: 'Extension: the engine to process with, one of those this deployment offers (default: its ENGINE).' })),
+    tags: Type.Optional(
+      Type.Union([Type.Array(Type.String({ maxLength: LIMITS.code }), { maxItems: 100 }), Type.String({ maxLength: LIMITS.name })], {
+        description: 'A list, or one comma-separated string.',
+      }),
+    ),
+    engine: Type.Optional(Type.String({ maxLength: LIMITS.code, description: 'Extension: the engine to process with, one of those this deployment offers (default: its ENGINE).' })),
   }),
   Type.Null(),
 ]);
@@ -194,7 +199,7 @@ export const CreateFolderBody = Type.Object({
 
 export const MoveBatchBody = Type.Object({
   owner_uuid: Type.String({ format: 'uuid', description: "The caller's organization." }),
-  source_nodes: Type.Array(Type.Object({ type: Type.String({ description: 'project' }), uuid: Type.String({ format: 'uuid' }) }), {
+  source_nodes: Type.Array(Type.Object({ type: Type.String({ maxLength: LIMITS.code, description: 'project' }), uuid: Type.String({ format: 'uuid' }) }), {
     minItems: 1,
     maxItems: 1000,
   }),
@@ -203,7 +208,7 @@ export const MoveBatchBody = Type.Object({
 });
 export const MoveBatchResult = Type.Object({ moved: Type.Integer() });
 
-const Finite = (description?: string) => Type.Number({ minimum: -1e12, maximum: 1e12, ...(description ? { description } : {}) });
+const Finite = (description?: string) => Num({ minimum: -1e12, maximum: 1e12, ...(description ? { description } : {}) });
 
 export const GcpRecord = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
@@ -216,12 +221,12 @@ export const GcpRecord = Type.Object({
 });
 export const GcpInput = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S' }),
-  point_type: Type.Optional(Type.String({ maxLength: 32, description: 'GCP (default) or CHECKPOINT, any case.' })),
+  point_type: Type.Optional(Type.String({ maxLength: LIMITS.code, description: 'GCP (default) or CHECKPOINT, any case.' })),
   x: Finite(),
   y: Finite(),
   z: Finite(),
-  xy_accuracy: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e6, description: 'Metres; default 0.02.' })),
-  z_accuracy: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e6, description: 'Metres; default 0.02.' })),
+  xy_accuracy: Type.Optional(Num({ exclusiveMinimum: 0, maximum: 1e6, description: 'Metres; default 0.02.' })),
+  z_accuracy: Type.Optional(Num({ exclusiveMinimum: 0, maximum: 1e6, description: 'Metres; default 0.02.' })),
 });
 export const GcpsBody = Type.Object({ gcps: Type.Array(GcpInput, { minItems: 1, maxItems: 10000 }) });
 export const GcpsResult = Type.Object({ gcps: Type.Array(GcpRecord) });
@@ -245,7 +250,7 @@ export const MarksBody = Type.Object({
   marks: Type.Array(
     Type.Object({
       gcp: Type.String({ minLength: 1, maxLength: 255 }),
-      photo: Type.String({ minLength: 1, maxLength: 1024 }),
+      photo: Type.String({ minLength: 1, maxLength: LIMITS.key }),
       x: Finite(),
       y: Finite(),
     }),

@@ -1,11 +1,12 @@
 // TypeBox schemas of the inspection API's requests and responses (they also make its OpenAPI document).
 import { Type } from 'typebox';
 import { StorageCredentialsSchema } from '../shared/schemas/storage-credentials.ts';
+import { Id, IdParams, Int, LIMITS, Num } from '../shared/schemas/limits.ts';
 import { InspectionDate } from './inspections/inspection-date.ts';
 import { PageQuery } from './http/lists.ts';
 import { Nullable } from './http/nullable.ts';
 
-export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+export { IdParams };
 export const ErrorBody = Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true });
 export const FieldErrorsBody = Type.Record(Type.String(), Type.Unknown(), { description: 'Field name -> list of messages' });
 export const errorResponses = { 400: FieldErrorsBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody };
@@ -17,8 +18,8 @@ export const AuthHeaders = Type.Object({
 });
 
 export const TokenBody = Type.Object({
-  username: Type.String({ minLength: 1 }),
-  password: Type.String({ minLength: 1 }),
+  username: Type.String({ minLength: 1, maxLength: LIMITS.name }),
+  password: Type.String({ minLength: 1, maxLength: LIMITS.key }),
 });
 export const TokenResponse = Type.Object({ api_token: Type.String(), expires_in: Type.Integer() });
 
@@ -38,16 +39,18 @@ export const AllowanceHistoryEntry = Type.Object({
 });
 
 const NullableString = Nullable(Type.String());
+/** Descriptions and remarks of request bodies. */
+const NullableText = Nullable(Type.String({ maxLength: LIMITS.text }));
 /** Decimal degrees with at most 8 decimals, as a string or a number. */
 const Coordinate = (max: number) =>
-  Type.Union([Nullable(Type.String({ pattern: '^-?\\d{1,3}(\\.\\d{1,8})?$' })), Type.Number({ minimum: -max, maximum: max, multipleOf: 1e-8 })]);
+  Type.Union([Nullable(Type.String({ pattern: '^-?\\d{1,3}(\\.\\d{1,8})?$' })), Num({ minimum: -max, maximum: max, multipleOf: 1e-8 })]);
 
 const assetFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
-  type: Type.Integer({ minimum: 1, maximum: 13, description: 'See GET /v1/assets/types/' }),
+  type: Int({ minimum: 1, maximum: 13, description: 'See GET /v1/assets/types/' }),
   latitude: Type.Optional(Coordinate(90)),
   longitude: Type.Optional(Coordinate(180)),
-  description: Type.Optional(NullableString),
+  description: Type.Optional(NullableText),
 };
 
 export const AssetBody = Type.Object(assetFields);
@@ -77,7 +80,7 @@ export const ProcessingParameters = Type.Object(
     is_video: Type.Optional(Type.Boolean()),
     generate_point_cloud: Type.Optional(Type.Boolean()),
     clip_point_cloud: Type.Optional(Type.Boolean()),
-    clipping_radius: Type.Optional(Type.Integer({ minimum: 1, description: 'Metres, horizontally around the asset position' })),
+    clipping_radius: Type.Optional(Int({ minimum: 1, description: 'Metres, horizontally around the asset position' })),
     generate_mesh: Type.Optional(Type.Boolean()),
     generate_dsm: Type.Optional(Type.Boolean()),
     generate_ortho: Type.Optional(Type.Boolean()),
@@ -88,17 +91,18 @@ export const ProcessingParameters = Type.Object(
   { additionalProperties: false },
 );
 
-const Point3 = Type.Union([Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), Type.Null()], {
-  description: 'x, y, z in the output coordinate system of the inspection (extras), metres',
-});
+const point3Description = 'x, y, z in the output coordinate system of the inspection (extras), metres';
+const Point3 = Type.Union([Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), Type.Null()], { description: point3Description });
+/** Point3 of request bodies: finite numbers. */
+const Point3Input = Type.Union([Type.Object({ x: Num(), y: Num(), z: Num() }), Type.Null()], { description: point3Description });
 const ReportStatus = Type.Union([Type.Literal('not available'), Type.Literal('processing'), Type.Literal('available'), Type.Literal('error')]);
 
 export const CreateInspectionBody = Type.Object({
-  asset: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), AssetBody])),
+  asset: Type.Optional(Type.Union([Id(), AssetBody])),
   new_asset: Type.Optional(Type.Boolean()),
   processing_parameters: Type.Optional(ProcessingParameters),
   inspection_date: Type.Optional(InspectionDate),
-  description: Type.Optional(NullableString),
+  description: Type.Optional(NullableText),
   name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
   processing_backend: Type.Optional(Type.Union([Type.Literal('mapper'), Type.Literal('vortex')])),
   app_source: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
@@ -134,23 +138,23 @@ export const Inspection = Type.Object({
 
 /** PUT and PATCH of an inspection: every field optional (the spec's update body has no required field). */
 export const UpdateInspectionBody = Type.Object({
-  status: Type.Optional(Type.Integer({ description: 'Any status of GET /v1/inspections/statuses/ (or a reserved one)' })),
+  status: Type.Optional(Int({ description: 'Any status of GET /v1/inspections/statuses/ (or a reserved one)' })),
   additional_statuses: Type.Optional(
     Type.Object(
       {
-        inventory: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 10 }))),
-        rust: Type.Optional(Nullable(Type.Integer({ minimum: 11, maximum: 14 }))),
+        inventory: Type.Optional(Nullable(Int({ minimum: 1, maximum: 10 }))),
+        rust: Type.Optional(Nullable(Int({ minimum: 11, maximum: 14 }))),
       },
       { additionalProperties: false, description: 'Merged into the current value' },
     ),
   ),
   pcs_task_uuid: Type.Optional(Nullable(Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }))),
   inspection_date: Type.Optional(InspectionDate),
-  description: Type.Optional(NullableString),
+  description: Type.Optional(NullableText),
   name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
-  base_plate_location: Type.Optional(Point3),
-  top_point_location: Type.Optional(Point3),
-  base_plate_size: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
+  base_plate_location: Type.Optional(Point3Input),
+  top_point_location: Type.Optional(Point3Input),
+  base_plate_size: Type.Optional(Nullable(Num({ minimum: 0 }))),
   report_status: Type.Optional(ReportStatus),
   processing_parameters: Type.Optional(ProcessingParameters),
 });
@@ -158,9 +162,9 @@ export const UpdateInspectionBody = Type.Object({
 export const SkipEmailQuery = Type.Object({ skip_email: Type.Optional(Type.Boolean({ description: 'true: no e-mail for this status change' })) });
 
 export const RetryBody = Type.Object({
-  inspection: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'The inspection to retry' }),
+  inspection: Id({ description: 'The inspection to retry' }),
   processing_parameters: Type.Optional(ProcessingParameters),
-  description: Type.Optional(NullableString),
+  description: Type.Optional(NullableText),
 });
 
 export const Extras = Type.Object({ coordinate_system: Type.String(), offset_3d_xyz: Type.Array(Type.Number()) });
@@ -204,7 +208,7 @@ export const StorageCredentials = StorageCredentialsSchema;
 
 export const RegisterImagesBody = Type.Object({
   // The 500 limit is checked in the service so the message names it; the schema caps abuse.
-  image_keys: Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), { minItems: 1, maxItems: 100000 }),
+  image_keys: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.key }), { minItems: 1, maxItems: 100000 }),
 });
 export const RegisterResult = Type.Object({ nb_images_registered: Type.Integer() });
 

@@ -1,11 +1,13 @@
 // TypeBox schemas of annotations (spec "Annotation (photo annotation)").
 import { Type } from 'typebox';
 import { Nullable } from '../http/nullable.ts';
+import { Id, Int, LIMITS, Num } from '../../shared/schemas/limits.ts';
 
 const NullableString = Nullable(Type.String());
 export const Point3Schema = Type.Union([Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), Type.Null()]);
+const Point3Input = Type.Union([Type.Object({ x: Num(), y: Num(), z: Num() }), Type.Null()]);
 
-export const Coords2d = Type.Array(Type.Array(Type.Number({ minimum: 0, maximum: 1 }), { minItems: 2, maxItems: 2 }), {
+export const Coords2d = Type.Array(Type.Array(Num({ minimum: 0, maximum: 1 }), { minItems: 2, maxItems: 2 }), {
   minItems: 4,
   maxItems: 4,
   description:
@@ -13,7 +15,7 @@ export const Coords2d = Type.Array(Type.Array(Type.Number({ minimum: 0, maximum:
 });
 
 export const Link = Type.Object({
-  link: Type.String({ minLength: 1, maxLength: 2048, description: 'An http(s) URL' }),
+  link: Type.String({ minLength: 1, maxLength: LIMITS.url, description: 'An http(s) URL' }),
   description: Type.Optional(Type.String({ maxLength: 1000, default: '' })),
 });
 
@@ -24,19 +26,19 @@ export const AnnotationData = Type.Object(
 
 const common = {
   type: Type.String({ minLength: 1, maxLength: 255 }),
-  inspection: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+  inspection: Id(),
   name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255 }))),
   data: AnnotationData,
-  severity_level: Type.Optional(Type.Integer({ minimum: 0, maximum: 5, description: 'Default 0' })),
-  description: Type.Optional(NullableString),
-  coords_3d: Type.Optional(Point3Schema),
+  severity_level: Type.Optional(Int({ minimum: 0, maximum: 5, description: 'Default 0' })),
+  description: Type.Optional(Nullable(Type.String({ maxLength: LIMITS.text }))),
+  coords_3d: Type.Optional(Point3Input),
   public: Type.Optional(Type.Boolean()),
   is_visible: Type.Optional(Type.Boolean()),
 };
 
 export const CreateAnnotationBody = Type.Object({
   ...common,
-  photo_id: Type.Integer({ minimum: 0, maximum: 2147483647, description: 'photo_id of a camera of the inspection' }),
+  photo_id: Int({ minimum: 0, description: 'photo_id of a camera of the inspection' }),
 });
 
 /** PUT: `type`, `inspection` and `data` required, every field overwritten (missing ones reset). */

@@ -4,6 +4,8 @@
 import { Type, type Static, type TSchema } from 'typebox';
 
 export function Nullable<T extends TSchema>(schema: T) {
-  const type = (schema as unknown as { type: string }).type;
-  return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] });
+  const { type, allOf } = schema as unknown as { type: string; allOf?: { type?: string }[] };
+  // The type re-check of shared/schemas/limits.ts (Int, Num) must let null through too.
+  const recheck = allOf?.map((part) => (part.type ? { ...part, type: [part.type, 'null'] } : part));
+  return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'], ...(recheck ? { allOf: recheck } : {}) });
 }

@@ -4,7 +4,7 @@ import { Nullable } from '../http/nullable.ts';
 import { ValidationError } from '../../infra/http/errors.ts';
 
 export const InspectionDate = Nullable(
-  Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$', description: 'ISO 8601 or `yyyy-mm-dd hh:mm` (UTC)' }),
+  Type.String({ maxLength: 64, pattern: '^\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?)?$', description: 'ISO 8601 or `yyyy-mm-dd hh:mm` (UTC)' }),
 );
 
 export function normalizeInspectionDate(value: string | null | undefined): string | null {

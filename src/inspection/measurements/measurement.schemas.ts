@@ -1,5 +1,6 @@
 // TypeBox schemas of measurements (spec "Measurement", CONTRACT section 2).
 import { Type } from 'typebox';
+import { FreeObject, FreeValue, Id, LIMITS, Num } from '../../shared/schemas/limits.ts';
 
 const HexColour = Type.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$', description: 'Hex colour, e.g. #ff0000' });
 
@@ -10,19 +11,23 @@ export const MeasurementProperties = Type.Object(
     color: Type.Optional(HexColour),
     color_fill: Type.Optional(HexColour),
     visible: Type.Optional(Type.Boolean()),
-    camera_position: Type.Optional(Type.Array(Type.Number(), { minItems: 3, maxItems: 3 })),
+    camera_position: Type.Optional(Type.Array(Num(), { minItems: 3, maxItems: 3 })),
   },
-  { additionalProperties: true, description: 'Known keys are checked; others are kept as given.' },
+  {
+    additionalProperties: FreeValue,
+    maxProperties: LIMITS.freeKeys,
+    description: 'Known keys are checked; others are kept as given (free JSON, bounded: see the Limits of the service docs).',
+  },
 );
 
 export const GeometryInput = Type.Object({
-  type: Type.String({ description: 'Point, LineString or Polygon' }),
+  type: Type.String({ maxLength: LIMITS.code, description: 'Point, LineString or Polygon' }),
   coordinates: Type.Unknown({ description: 'Positions of three numbers [x, y, z]; Polygon rings closed' }),
   bbox: Type.Optional(Type.Unknown({ description: 'Ignored: the service computes it' })),
 });
 
 const Tags = Type.Array(Type.String({ maxLength: 255 }), { maxItems: 100 });
-const Extension = Type.Record(Type.String(), Type.Unknown());
+const Extension = FreeObject({ description: 'Free JSON, kept as given (bounded: see the Limits of the service docs).' });
 
 export const MeasurementInput = Type.Object({
   properties: Type.Optional(MeasurementProperties),
@@ -39,8 +44,9 @@ export const PutMeasurementBody = Type.Object({ properties: MeasurementPropertie
 export const PatchMeasurementBody = Type.Partial(PutMeasurementBody);
 
 export const MeasurementParams = Type.Object({
-  id: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-  annotation_id: Type.String({ minLength: 1, maxLength: 64 }),
+  id: Id(),
+  // The measurement's id, a UUID; any other value names no measurement (404).
+  annotation_id: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }),
 });
 
 export const Measurement = Type.Object({

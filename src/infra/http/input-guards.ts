@@ -1,0 +1,114 @@
+// Guards every route of both services against input that the schemas let through but the
+// database cannot hold or that does not name a record:
+// - path ids: only canonical decimal ids ("4", not "0x4", "4e0", "+4", "4.0", "04", " 4") within
+//   the schema's range address a record; anything else is 404 `not_found`, as an unknown id is
+//   (Ajv's coercion alone would turn "0x10" into 16). String path parameters are held to their
+//   schema's length and pattern the same way.
+// - strings anywhere in the body or query, and object keys: PostgreSQL text and jsonb cannot hold
+//   NUL (U+0000) nor unpaired UTF-16 surrogates (jsonb rejects "\ud800", text would store U+FFFD
+//   instead): 400 naming the field, nested fields nested (the error handler's format), with
+//   Django REST Framework's messages.
+// - nesting deeper than MAX_DEPTH levels: 400 (free objects have their own, lower bound).
+// Strings are checked after validation (preHandler) so that form and multipart bodies, parsed by
+// a later preValidation hook, are covered too.
+import type { FastifyRequest } from 'fastify';
+import type { HttpServer } from './http-server.ts';
+import { ApiError, ValidationError, type FieldErrors } from './errors.ts';
+import { CANONICAL_ID, INT4_MAX } from '../../shared/schemas/limits.ts';
+
+export const MAX_DEPTH = 32;
+
+export function registerInputGuards(app: HttpServer): void {
+  app.addHook('preValidation', async (request) => checkPathParams(request));
+  app.addHook('preHandler', async (request) => checkStorable(request));
+}
+
+interface ParamSchema {
+  type?: string | string[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+}
+
+const notFound = () => new ApiError(404, 'not_found', 'Not found.');
+
+function checkPathParams(request: FastifyRequest): void {
+  const schema = request.routeOptions.schema?.params as { properties?: Record<string, ParamSchema> } | undefined;
+  const params = request.params as Record<string, unknown> | undefined;
+  if (!schema?.properties || !params) return;
+  for (const [name, rule] of Object.entries(schema.properties)) {
+    const raw = params[name];
+    if (typeof raw !== 'string') continue;
+    const types = [rule.type].flat();
+    if (types.includes('integer')) {
+      if (!CANONICAL_ID.test(raw)) throw notFound();
+      const value = Number(raw);
+      if (value > (rule.maximum ?? INT4_MAX) || value < (rule.minimum ?? 0)) throw notFound();
+    } else if (types.includes('string')) {
+      if (rule.maxLength !== undefined && raw.length > rule.maxLength) throw notFound();
+      if (rule.minLength !== undefined && raw.length < rule.minLength) throw notFound();
+      if (rule.pattern !== undefined && !new RegExp(rule.pattern, 'u').test(raw)) throw notFound();
+      if (unstorable(raw)) throw notFound();
+    }
+  }
+}
+
+function checkStorable(request: FastifyRequest): void {
+  const errors: FieldErrors = {};
+  walk(request.body, [], 1, errors);
+  walk(request.query, ['querystring'], 1, errors);
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+}
+
+/** The DRF message for a string PostgreSQL cannot store, or undefined when it can. */
+function unstorable(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'Null characters are not allowed.';
+  const lone = LONE_SURROGATE.exec(text);
+  if (lone) return `Surrogate characters are not allowed: U+${lone[0].charCodeAt(0).toString(16).toUpperCase()}.`;
+  return undefined;
+}
+
+// Without the `u` flag the pattern sees UTF-16 code units: a high surrogate not followed by a low
+// one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function walk(value: unknown, path: string[], depth: number, errors: FieldErrors): void {
+  if (typeof value === 'string') {
+    const message = unstorable(value);
+    if (message) addError(errors, path, message);
+    return;
+  }
+  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return;
+  if (depth > MAX_DEPTH) {
+    addError(errors, path, `Nesting deeper than ${MAX_DEPTH} levels is not allowed.`);
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => walk(item, [...path, String(index)], depth + 1, errors));
+    return;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const message = unstorable(key);
+    if (message) {
+      addError(errors, path, message.replace('are not allowed', 'are not allowed in keys'));
+      continue;
+    }
+    walk(item, [...path, key], depth + 1, errors);
+  }
+}
+
+function addError(target: FieldErrors, path: string[], message: string): void {
+  const full = path.length === 0 ? ['non_field_errors'] : path;
+  let node = target;
+  for (const segment of full.slice(0, -1)) {
+    const next = node[segment];
+    if (!next || Array.isArray(next)) node[segment] = {};
+    node = node[segment] as FieldErrors;
+  }
+  const leaf = full[full.length - 1];
+  const list = Array.isArray(node[leaf]) ? (node[leaf] as string[]) : [];
+  if (!list.includes(message)) list.push(message);
+  node[leaf] = list;
+}
