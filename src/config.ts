@@ -2,6 +2,7 @@
 // (no module reads process.env on its own, so tests can build any number of systems side by side).
 // Every variable is listed, with its default, in the README's configuration table.
 import path from 'node:path';
+import { ENGINE_NAMES } from './cloud/processing/engines.ts';
 
 export interface Config {
   /** Folder for the embedded database, the embedded object store, secrets and e-mails. */
@@ -25,6 +26,10 @@ export interface Config {
   storageRegion: string;
   /** Lifetime of temporary storage credentials, seconds. */
   storageCredentialsTtl: number;
+  /** Bytes clients may store under one project's (inspection's) prefix; 0: no quota. */
+  storagePrefixQuotaBytes: number;
+  /** Multipart uploads not completed this many seconds after they started are removed. */
+  storageMultipartExpirySeconds: number;
   /** Lifetime of inspection-service tokens (`expires_in`), seconds. */
   inspectionTokenTtl: number;
   /** Lifetime of cloud OAuth2 tokens (`expires_in`), seconds. */
@@ -63,78 +68,200 @@ export interface Config {
   smtpUrl: string | undefined;
   /** From address of the e-mails the services send. */
   mailFrom: string;
+  /** Fastify's trustProxy: whose X-Forwarded-For to believe (per-address throttling, logs). */
+  trustProxy: boolean | number | string[];
+  /** HTTP servers of both services: time to receive a request's headers, seconds. */
+  httpHeadersTimeoutSeconds: number;
+  /** Time to receive a whole request, body included, seconds (0: no limit). */
+  httpRequestTimeoutSeconds: number;
+  /** An idle kept-alive connection is closed after this many seconds. */
+  httpKeepAliveTimeoutSeconds: number;
+  /** Requests whose bodies are still arriving, per service; more answer 503 (0: no cap). */
+  httpMaxUnfinishedBodies: number;
+  /** Token calls (`/v1/auth/token/`, `/oauth2/token/`) per client address per window (0: no limit). */
+  authRateLimitPerAddress: number;
+  /** Failed token calls per username / client_id per window (0: no limit). */
+  authRateLimitPerAccount: number;
+  authRateLimitWindowSeconds: number;
 }
 
-function int(value: string | undefined, fallback: number, name: string): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
-  return n;
-}
+/** A bad value stops the start (main prints the message, which names every bad variable). */
+export class ConfigError extends Error {}
 
-function bool(value: string | undefined, fallback: boolean): boolean {
-  if (value === undefined || value === '') return fallback;
-  return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
-}
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const TRUE = ['1', 'true', 'yes', 'on'];
+const FALSE = ['0', 'false', 'no', 'off'];
 
-function optional(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
-}
+/**
+ * Reads and checks environment variables, one kind per method. A bad value is recorded (with the
+ * variable's name) and the fallback returned, so that one start reports every mistake at once.
+ * An empty value counts as unset.
+ */
+class EnvReader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
 
-/** A comma-separated list: trimmed, lower case, without blanks or repeats. */
-function list(value: string | undefined): string[] {
-  return [...new Set((value ?? '').split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))];
-}
-
-/** `mapper=colmap,vortex=nodeodm`: processing_backend -> cloud engine. */
-function backendEngines(value: string | undefined): Record<string, string> {
-  const map: Record<string, string> = {};
-  for (const pair of list(value)) {
-    const [backend, engine, extra] = pair.split('=').map((v) => v.trim());
-    if (!['mapper', 'vortex'].includes(backend) || !engine || extra !== undefined) {
-      throw new Error(`PROCESSING_BACKEND_ENGINES: "${pair}" is not <processing_backend>=<engine> with processing_backend mapper or vortex`);
-    }
-    map[backend] = engine;
+  string(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value;
   }
-  return map;
+
+  int(name: string, fallback: number, bounds: { min?: number; max?: number } = {}): number {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    const min = bounds.min ?? 0;
+    const n = /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || (bounds.max !== undefined && n > bounds.max)) {
+      const range = bounds.max !== undefined ? `an integer from ${min} to ${bounds.max}` : `an integer of at least ${min}`;
+      return this.fail(name, `must be ${range}, got "${raw}"`, fallback);
+    }
+    return n;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    const v = raw.trim().toLowerCase();
+    if (TRUE.includes(v)) return true;
+    if (FALSE.includes(v)) return false;
+    return this.fail(name, `must be true or false (also 1/0, yes/no, on/off), got "${raw}"`, fallback);
+  }
+
+  oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    const v = raw.trim().toLowerCase() as T;
+    return values.includes(v) ? v : this.fail(name, `must be one of ${values.join(', ')}, got "${raw}"`, fallback);
+  }
+
+  /** A comma-separated list: trimmed, lower case, without blanks or repeats; each item one of `values` when given. */
+  list(name: string, values?: readonly string[]): string[] {
+    const items = [...new Set((this.string(name) ?? '').split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))];
+    const bad = values ? items.filter((v) => !values.includes(v)) : [];
+    return bad.length ? this.fail(name, `items must be among ${values!.join(', ')}, got "${bad.join(', ')}"`, []) : items;
+  }
+
+  /** An absolute URL with one of the given schemes (e.g. ['http:', 'https:']). */
+  url(name: string, schemes: readonly string[]): string | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    let url: URL | undefined;
+    try {
+      url = new URL(raw.trim());
+    } catch {
+      url = undefined;
+    }
+    if (!url || !schemes.includes(url.protocol)) return this.fail(name, `must be a URL (${schemes.map((s) => s.slice(0, -1)).join(' or ')}), got "${redactUrl(raw)}"`, undefined);
+    return raw.trim();
+  }
+
+  /** A JSON object, kept as its text. */
+  jsonObject(name: string): string | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    try {
+      const value: unknown = JSON.parse(raw);
+      if (value && typeof value === 'object' && !Array.isArray(value)) return raw;
+    } catch {
+      // reported below
+    }
+    return this.fail(name, 'must be a JSON object', undefined);
+  }
+
+  /** `mapper=colmap,vortex=nodeodm`: processing_backend -> cloud engine. */
+  backendEngines(name: string): Record<string, string> {
+    const map: Record<string, string> = {};
+    for (const pair of this.list(name)) {
+      const [backend, engine, extra] = pair.split('=').map((v) => v.trim());
+      if (!['mapper', 'vortex'].includes(backend) || !engine || extra !== undefined || !(ENGINE_NAMES as readonly string[]).includes(engine)) {
+        return this.fail(name, `"${pair}" is not <processing_backend>=<engine> with processing_backend mapper or vortex and engine one of ${ENGINE_NAMES.join(', ')}`, {});
+      }
+      map[backend] = engine;
+    }
+    return map;
+  }
+
+  /** TRUST_PROXY: false, true, a number of proxy hops, or a comma-separated list of proxy addresses/CIDRs. */
+  trustProxy(name: string): boolean | number | string[] {
+    const raw = this.string(name);
+    if (raw === undefined) return false;
+    const v = raw.trim().toLowerCase();
+    if (TRUE.includes(v) && v !== '1') return true;
+    if (FALSE.includes(v)) return false;
+    if (/^\d+$/.test(v)) return Number(v);
+    const items = v.split(',').map((x) => x.trim()).filter(Boolean);
+    if (items.length && items.every((x) => /^[0-9a-f.:]+(\/\d{1,3})?$/.test(x))) return items;
+    return this.fail(name, `must be true, false, a number of proxy hops or a comma-separated list of addresses, got "${raw}"`, false);
+  }
+
+  private fail<T>(name: string, message: string, fallback: T): T {
+    this.problems.push(`${name} ${message}`);
+    return fallback;
+  }
+}
+
+/** Hides a password in a URL quoted in an error message. */
+function redactUrl(raw: string): string {
+  return raw.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return {
-    dataDir: path.resolve(env.DATA_DIR || './data'),
-    databaseUrl: optional(env.DATABASE_URL),
-    host: env.HOST || '127.0.0.1',
-    inspectionPort: int(env.INSPECTION_PORT, 8000, 'INSPECTION_PORT'),
-    cloudPort: int(env.CLOUD_PORT, 8001, 'CLOUD_PORT'),
-    storagePort: int(env.STORAGE_PORT, 9000, 'STORAGE_PORT'),
-    inspectionPublicUrl: optional(env.INSPECTION_PUBLIC_URL),
-    cloudPublicUrl: optional(env.CLOUD_PUBLIC_URL),
-    storagePublicUrl: optional(env.STORAGE_PUBLIC_URL),
-    cloudUrl: optional(env.CLOUD_URL),
-    cloudClientId: optional(env.CLOUD_CLIENT_ID),
-    cloudClientSecret: optional(env.CLOUD_CLIENT_SECRET),
-    storageBucket: env.STORAGE_BUCKET || 'inspection-data',
-    storageRegion: env.STORAGE_REGION || 'us-east-1',
-    storageCredentialsTtl: int(env.STORAGE_CREDENTIALS_TTL, 12 * 3600, 'STORAGE_CREDENTIALS_TTL'),
-    inspectionTokenTtl: int(env.INSPECTION_TOKEN_TTL, 24 * 3600, 'INSPECTION_TOKEN_TTL'),
-    cloudTokenTtl: int(env.CLOUD_TOKEN_TTL, 172800, 'CLOUD_TOKEN_TTL'),
-    cloudIssuer: env.CLOUD_ISSUER || 'https://cloud.localhost',
-    engine: env.ENGINE || 'exif',
-    engines: list(env.ENGINES),
-    processingBackendEngines: backendEngines(env.PROCESSING_BACKEND_ENGINES),
-    engineSimulatedSeconds: int(env.ENGINE_SIMULATED_SECONDS, 0, 'ENGINE_SIMULATED_SECONDS'),
-    engineTimeLimitSeconds: int(env.ENGINE_TIME_LIMIT_SECONDS, 12 * 3600, 'ENGINE_TIME_LIMIT_SECONDS'),
-    engineWorkDir: optional(env.ENGINE_WORK_DIR) && path.resolve(env.ENGINE_WORK_DIR!),
-    colmapBinary: env.COLMAP_BINARY || 'colmap',
-    nodeodmUrl: optional(env.NODEODM_URL),
-    nodeodmToken: optional(env.NODEODM_TOKEN),
-    nodeodmPollSeconds: int(env.NODEODM_POLL_SECONDS, 5, 'NODEODM_POLL_SECONDS'),
-    nodeodmOptions: optional(env.NODEODM_OPTIONS),
-    runWorkers: bool(env.RUN_WORKERS, true),
-    bootstrapDemo: bool(env.BOOTSTRAP_DEMO, true),
-    logLevel: env.LOG_LEVEL || 'info',
-    jobHeartbeatSeconds: int(env.JOB_HEARTBEAT_SECONDS, 10, 'JOB_HEARTBEAT_SECONDS'),
-    smtpUrl: optional(env.SMTP_URL),
-    mailFrom: env.MAIL_FROM || 'Open Inspection <noreply@localhost>',
+  const v = new EnvReader(env);
+  const http = ['http:', 'https:'];
+  const port = (name: string, fallback: number) => v.int(name, fallback, { max: 65535 });
+  const seconds = (name: string, fallback: number, min = 0) => v.int(name, fallback, { min });
+  const config: Config = {
+    dataDir: path.resolve(v.string('DATA_DIR') ?? './data'),
+    databaseUrl: v.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    host: v.string('HOST')?.trim() ?? '127.0.0.1',
+    inspectionPort: port('INSPECTION_PORT', 8000),
+    cloudPort: port('CLOUD_PORT', 8001),
+    storagePort: port('STORAGE_PORT', 9000),
+    inspectionPublicUrl: v.url('INSPECTION_PUBLIC_URL', http),
+    cloudPublicUrl: v.url('CLOUD_PUBLIC_URL', http),
+    storagePublicUrl: v.url('STORAGE_PUBLIC_URL', http),
+    cloudUrl: v.url('CLOUD_URL', http),
+    cloudClientId: v.string('CLOUD_CLIENT_ID'),
+    cloudClientSecret: v.string('CLOUD_CLIENT_SECRET'),
+    storageBucket: v.string('STORAGE_BUCKET') ?? 'inspection-data',
+    storageRegion: v.string('STORAGE_REGION') ?? 'us-east-1',
+    storageCredentialsTtl: seconds('STORAGE_CREDENTIALS_TTL', 12 * 3600, 1),
+    storagePrefixQuotaBytes: v.int('STORAGE_PREFIX_QUOTA_BYTES', 100 * 1024 ** 3),
+    storageMultipartExpirySeconds: seconds('STORAGE_MULTIPART_EXPIRY_SECONDS', 7 * 24 * 3600),
+    inspectionTokenTtl: seconds('INSPECTION_TOKEN_TTL', 24 * 3600, 1),
+    cloudTokenTtl: seconds('CLOUD_TOKEN_TTL', 172800, 1),
+    cloudIssuer: v.url('CLOUD_ISSUER', http) ?? 'https://cloud.localhost',
+    engine: v.oneOf('ENGINE', ENGINE_NAMES, 'exif'),
+    engines: v.list('ENGINES', ENGINE_NAMES),
+    processingBackendEngines: v.backendEngines('PROCESSING_BACKEND_ENGINES'),
+    engineSimulatedSeconds: seconds('ENGINE_SIMULATED_SECONDS', 0),
+    engineTimeLimitSeconds: seconds('ENGINE_TIME_LIMIT_SECONDS', 12 * 3600),
+    engineWorkDir: v.string('ENGINE_WORK_DIR') && path.resolve(v.string('ENGINE_WORK_DIR')!),
+    colmapBinary: v.string('COLMAP_BINARY') ?? 'colmap',
+    nodeodmUrl: v.url('NODEODM_URL', http),
+    nodeodmToken: v.string('NODEODM_TOKEN'),
+    nodeodmPollSeconds: seconds('NODEODM_POLL_SECONDS', 5, 1),
+    nodeodmOptions: v.jsonObject('NODEODM_OPTIONS'),
+    runWorkers: v.bool('RUN_WORKERS', true),
+    bootstrapDemo: v.bool('BOOTSTRAP_DEMO', true),
+    logLevel: v.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    jobHeartbeatSeconds: seconds('JOB_HEARTBEAT_SECONDS', 10, 1),
+    smtpUrl: v.url('SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: v.string('MAIL_FROM') ?? 'Open Inspection <noreply@localhost>',
+    trustProxy: v.trustProxy('TRUST_PROXY'),
+    httpHeadersTimeoutSeconds: seconds('HTTP_HEADERS_TIMEOUT_SECONDS', 30, 1),
+    httpRequestTimeoutSeconds: seconds('HTTP_REQUEST_TIMEOUT_SECONDS', 120),
+    httpKeepAliveTimeoutSeconds: seconds('HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1),
+    httpMaxUnfinishedBodies: v.int('HTTP_MAX_UNFINISHED_BODIES', 32),
+    authRateLimitPerAddress: v.int('AUTH_RATE_LIMIT_PER_ADDRESS', 300),
+    authRateLimitPerAccount: v.int('AUTH_RATE_LIMIT_PER_ACCOUNT', 10),
+    authRateLimitWindowSeconds: seconds('AUTH_RATE_LIMIT_WINDOW_SECONDS', 300, 1),
   };
+  if (config.httpRequestTimeoutSeconds > 0 && config.httpHeadersTimeoutSeconds > config.httpRequestTimeoutSeconds) {
+    v.problems.push(`HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (${config.httpHeadersTimeoutSeconds} > ${config.httpRequestTimeoutSeconds})`);
+  }
+  if (v.problems.length) {
+    throw new ConfigError(`Invalid configuration (environment variables; see the README's configuration table):\n${v.problems.map((p) => `  ${p}`).join('\n')}`);
+  }
+  return config;
 }

@@ -6,6 +6,9 @@ import { loadConfig } from './config.ts';
 import { startSystem } from './system.ts';
 import { runAdmin } from './admin/admin-cli.ts';
 
+// Everything this process creates (data folder, objects, keys, mail) is private to its user.
+process.umask(0o077);
+
 async function main(argv: string[]): Promise<void> {
   const [command = 'serve', ...rest] = argv;
   const config = loadConfig();

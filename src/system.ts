@@ -9,6 +9,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './infra/database/database.ts';
 import { JobQueue } from './infra/jobs/job-queue.ts';
+import { secureDataDir } from './infra/data-dir.ts';
 import { readOrCreateKey, readOrCreateRsaKey } from './infra/auth/key-files.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './infra/storage/embedded-s3.ts';
 import { EmbeddedCredentialIssuer } from './infra/storage/embedded-credentials.ts';
@@ -16,6 +17,7 @@ import { LocalDiskObjectStore } from './infra/storage/local-disk-store.ts';
 import { S3UrlPresigner } from './infra/storage/s3-presigner.ts';
 import type { CredentialIssuer, ObjectStore } from './infra/storage/object-store.ts';
 import type { HttpServer } from './infra/http/http-server.ts';
+import { edgeOptionsFrom } from './infra/http/http-edge.ts';
 import { createMailer } from './infra/mail/mailer.ts';
 import { CloudModule } from './cloud/cloud.module.ts';
 import { engineSettingsFrom } from './cloud/processing/engines.ts';
@@ -45,7 +47,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
   };
   try {
     fs.mkdirSync(config.dataDir, { recursive: true });
-    const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, logger: logger.child({ service: 'database' }) });
     cleanups.push(() => database.close());
 
     const urls = {
@@ -59,6 +61,9 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
     const storageRoot = path.join(config.dataDir, 'objects');
     let store: ObjectStore;
     let issuer: CredentialIssuer;
+    // Temporary storage credentials work only while their cloud project exists (known once the
+    // cloud module is built below; a request before that answers 503 and the client retries).
+    let prefixOwner: ((bucket: string, prefix: string) => Promise<boolean>) | undefined;
     if (role === 'serve') {
       const s3: EmbeddedS3 = await startEmbeddedS3({
         rootDir: storageRoot,
@@ -69,6 +74,9 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
         port: config.storagePort,
         publicUrl: config.storagePublicUrl,
         region: config.storageRegion,
+        isPrefixLive: (bucket, prefix) => (prefixOwner ? prefixOwner(bucket, prefix) : Promise.reject(new Error('the cloud service is starting'))),
+        prefixQuotaBytes: config.storagePrefixQuotaBytes,
+        multipartExpiryMs: config.storageMultipartExpirySeconds ? config.storageMultipartExpirySeconds * 1000 : Infinity, // 0: never
       });
       cleanups.push(() => s3.close());
       urls.storage = s3.url;
@@ -103,6 +111,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       publicUrl: () => urls.cloud,
     });
     await cloud.migrate();
+    prefixOwner = (bucket, prefix) => cloud.isStoragePrefixLive(bucket, prefix);
 
     const cloudClient =
       config.cloudClientId && config.cloudClientSecret
@@ -133,14 +142,16 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
     }
 
     if (role === 'serve') {
-      const cloudServer = await cloud.createServer();
+      const edge = edgeOptionsFrom(config);
+      const cloudServer = await cloud.createServer(edge);
       urls.cloud = await listen(cloudServer, config.host, config.cloudPort, config.cloudPublicUrl);
       cleanups.push(() => cloudServer.close());
-      const inspectionServer = await inspection.createServer();
+      const inspectionServer = await inspection.createServer({ ...edge, publicUrl: () => urls.inspection });
       urls.inspection = await listen(inspectionServer, config.host, config.inspectionPort, config.inspectionPublicUrl);
       cleanups.push(() => inspectionServer.close());
       logger.info({ urls }, 'services ready');
     }
+    secureDataDir(config.dataDir, logger); // after the database's own files exist (data-dir.ts)
     return { config, logger, database, jobs, store, cloud, inspection, urls, stop };
   } catch (err) {
     await stop();

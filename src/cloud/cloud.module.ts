@@ -8,6 +8,7 @@ import { migrateSchema } from '../infra/database/migrate.ts';
 import type { CredentialIssuer, ObjectStore } from '../infra/storage/object-store.ts';
 import type { JobQueue, JobHandlers } from '../infra/jobs/job-queue.ts';
 import { createHttpServer, type HttpServer } from '../infra/http/http-server.ts';
+import type { HttpEdgeOptions } from '../infra/http/http-edge.ts';
 import { cloudMigrations } from './cloud.migrations.ts';
 import type { CloudTables } from './cloud.tables.ts';
 import type { CloudJobs } from './cloud.jobs.ts';
@@ -55,12 +56,14 @@ export class CloudModule {
   readonly bundles: InputsBundleService;
   readonly drive: DriveService;
   readonly engines: EngineSet;
+  private readonly projectRepository: ProjectRepository;
 
   constructor(private readonly options: CloudModuleOptions) {
     this.db = options.database.db as Kysely<CloudTables>;
     const logger = options.logger.child({ service: 'cloud' });
     this.oauth = new OAuthService(this.db, { issuer: options.issuerUrl, tokenTtlSeconds: options.tokenTtlSeconds, privateKey: options.privateKey });
     const repository = new ProjectRepository(this.db);
+    this.projectRepository = repository;
     const analyzer = new InputAnalyzer(this.db, options.store);
     this.controlPoints = new ControlPointService(repository, analyzer);
     this.bundles = new InputsBundleService(repository, options.store, options.jobs, logger, {
@@ -83,13 +86,28 @@ export class CloudModule {
     options.jobs.register(handlers);
   }
 
+  /**
+   * Whether the owner of a storage prefix handed out with temporary credentials still exists:
+   * the project whose uploads folder it is (`.../project-<id>/`, projectPaths.uploads). Any other
+   * prefix is not the cloud's, and is refused.
+   */
+  async isStoragePrefixLive(bucket: string, prefix: string): Promise<boolean> {
+    const match = /^(.+\/project-(\d{1,10}))\/$/.exec(prefix);
+    const id = match ? Number(match[2]) : NaN;
+    if (!match || id > 2_147_483_647) return false;
+    return this.projectRepository.ownsStoragePrefix(id, bucket, match[1]);
+  }
+
   migrate(): Promise<void> {
     return migrateSchema(this.options.database.db, 'cloud', cloudMigrations);
   }
 
-  async createServer(): Promise<HttpServer> {
+  async createServer(edge: HttpEdgeOptions = {}): Promise<HttpServer> {
     const app = await createHttpServer({
       logger: this.options.logger.child({ service: 'cloud' }),
+      edge: { publicUrl: this.options.publicUrl, ...edge },
+      // client_id may come in the body (JSON, form) or the query string; the body wins, as in the route.
+      loginRoute: { url: '/oauth2/token/', account: (request) => stringField(request.body, 'client_id') ?? stringField(request.query, 'client_id') },
       title: 'Cloud project-processing service',
       description:
         'Projects, uploads, processing, inputs bundles, project groups, folders and moves, GCPs, MTPs and marks, output coordinate systems. ' +
@@ -115,4 +133,9 @@ export class CloudModule {
     if (existing) return existing;
     return this.db.insertInto('cloud.organizations').values({ uuid, name }).returning(['id', 'uuid']).executeTakeFirstOrThrow();
   }
+}
+
+function stringField(source: unknown, name: string): string | undefined {
+  const value = source && typeof source === 'object' ? (source as Record<string, unknown>)[name] : undefined;
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }

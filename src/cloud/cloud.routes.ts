@@ -3,6 +3,7 @@
 import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import type { HttpServer } from '../infra/http/http-server.ts';
 import { ApiError } from '../infra/http/errors.ts';
 import type { CloudPrincipal, OAuthService } from './auth/oauth.service.ts';
@@ -11,7 +12,7 @@ import type { ProjectGroupService } from './project-groups/project-group.service
 import type { ControlPointService } from './control-points/control-point.service.ts';
 import type { InputsBundleService } from './bundles/inputs-bundle.ts';
 import { LEGACY_MOVE_SUNSET, type DriveService } from './drive/drive.service.ts';
-import { PageQuery, paginate } from './common/pagination.ts';
+import { PageQuery, paginate, requestPublicUrl } from './common/pagination.ts';
 import type { OfferedEngines } from './processing/engine-choice.ts';
 import * as S from './cloud.schemas.ts';
 
@@ -35,8 +36,11 @@ export interface CloudRouteDeps {
 const errors = { 400: S.FieldErrorsBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.ErrorBody };
 
 export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps): Promise<void> {
-  // Token parameters may come as multipart form fields too.
-  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 0, files: 0 } });
+  // Token parameters and start_processing's tags may come as multipart form fields too.
+  await app.register(multipart, { limits: { fileSize: 0, files: 0 } });
+  app.addHook('preValidation', async (request) => {
+    if (request.isMultipart()) request.body = await multipartFields(request);
+  });
 
   app.post(
     '/oauth2/token/',
@@ -54,9 +58,6 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       return deps.oauth.issueToken(params.grant_type, params.client_id, params.client_secret);
     },
   );
-  app.get('/oauth2/token/', { schema: { hide: true } }, async () => {
-    throw new ApiError(405, 'method_not_allowed', 'Method "GET" not allowed; allowed: POST.', { Allow: 'POST' });
-  });
   app.get('/.well-known/jwks.json', { schema: { summary: 'Public key (JWKS)', tags: ['auth'] } }, async () => deps.oauth.jwks());
   app.get('/oauth2/public-key/', { schema: { summary: 'Public key (PEM)', tags: ['auth'] } }, async (_request, reply) =>
     reply.type('application/x-pem-file').send(deps.oauth.publicKeyPem()),
@@ -73,17 +74,8 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       request.log = log;
       reply.log = log;
     });
-    // CONTRACT §1: a known path called with a method it does not serve is 405, not 404.
-    const methodsByUrl = new Map<string, Set<string>>();
-    let collecting = true;
-    scope.addHook('onRoute', (route) => {
-      if (!collecting) return;
-      const set = methodsByUrl.get(route.url) ?? new Set<string>();
-      for (const method of [route.method].flat()) set.add(method);
-      methodsByUrl.set(route.url, set);
-    });
     const p = deps.projects;
-    const url = (request: { protocol: string; host: string; url: string }) => `${request.protocol}://${request.host}${request.url}`;
+    const url = (request: FastifyRequest) => requestPublicUrl(request);
 
     scope.post(
       '/project/api/v3/projects/',
@@ -324,20 +316,33 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       },
       async (request) => d.moveBatch(request.cloudPrincipal, request.body),
     );
-
-    collecting = false;
-    for (const [path, methods] of methodsByUrl) {
-      const allowed = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => methods.has(m));
-      const others = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !methods.has(m));
-      if (others.length === 0) continue;
-      scope.route({
-        method: others,
-        url: path,
-        schema: { hide: true },
-        handler: async (request) => {
-          throw new ApiError(405, 'method_not_allowed', `Method "${request.method}" not allowed; allowed: ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
-        },
-      });
-    }
   });
+}
+
+/** Routes that take a multipart form; any other answers 415 to one (CONTRACT §1). */
+const MULTIPART_ROUTES = new Set(['/oauth2/token/', '/project/api/v3/projects/:id/start_processing/']);
+
+/**
+ * A multipart body's fields, as a urlencoded form gives them (a repeated field: an array). A
+ * broken body (no boundary, truncated, malformed part) is the client's: 400, never 500.
+ */
+async function multipartFields(request: FastifyRequest): Promise<Record<string, string | string[]>> {
+  if (!MULTIPART_ROUTES.has(request.routeOptions.url ?? '')) {
+    throw new ApiError(415, 'unsupported_media_type', 'multipart/form-data is not accepted here; send JSON.');
+  }
+  const fields: Record<string, string | string[]> = Object.create(null);
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') throw new ApiError(400, 'parse_error', `Multipart parse error: file parts are not accepted ("${part.fieldname}").`);
+      const value = String(part.value);
+      const existing = fields[part.fieldname];
+      fields[part.fieldname] = existing === undefined ? value : [...[existing].flat(), value];
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status === 413) throw new ApiError(413, 'too_large', 'The multipart body has too many parts or fields.');
+    throw new ApiError(400, 'parse_error', `Multipart parse error: ${(err as Error).message || 'malformed body'}.`);
+  }
+  return { ...fields };
 }

@@ -9,6 +9,7 @@ import type { JobHandlers, JobQueue } from '../infra/jobs/job-queue.ts';
 import type { ObjectStore } from '../infra/storage/object-store.ts';
 import type { Mailer } from '../infra/mail/mailer.ts';
 import { createHttpServer, type HttpServer } from '../infra/http/http-server.ts';
+import type { HttpEdgeOptions } from '../infra/http/http-edge.ts';
 import { inspectionMigrations } from './inspection.migrations.ts';
 import type { InspectionTables } from './inspection.tables.ts';
 import type { InspectionJobs } from './inspection.jobs.ts';
@@ -17,6 +18,8 @@ import { CloudClient } from './cloud-client/cloud-client.ts';
 import { AssetService } from './assets/asset.service.ts';
 import { AllowanceService } from './allowance/allowance.service.ts';
 import { InspectionService } from './inspections/inspection.service.ts';
+import { InspectionRepository } from './inspections/inspection.repository.ts';
+import { InspectionAccess } from './auth/inspection-access.ts';
 import { InspectionPipeline } from './pipeline/inspection-pipeline.ts';
 import { registerInspectionRoutes } from './inspection.routes.ts';
 import { AccountAdmin } from './auth/account-admin.ts';
@@ -60,6 +63,10 @@ export interface ServerErrorRecord {
 export class InspectionModule {
   readonly db: Kysely<InspectionTables>;
   readonly auth: AuthService;
+  /** The only writer of `inspection.inspections`. */
+  readonly inspectionRows: InspectionRepository;
+  /** Access checks of inspections and assets, for every service. */
+  readonly access: InspectionAccess;
   readonly cloud: CloudClient;
   readonly assets: AssetService;
   readonly allowance: AllowanceService;
@@ -91,21 +98,24 @@ export class InspectionModule {
       clientSecret: options.cloudClientSecret,
       userAgent: 'inspection-service/0.1',
     });
+    // Layers: routes -> services -> the repository (SQL of the inspections table) and access checks.
+    const rows = (this.inspectionRows = new InspectionRepository(this.db));
+    const access = (this.access = new InspectionAccess(this.db, rows));
     this.notifications = new NotificationService(jobs);
-    this.assets = new AssetService(this.db, this.cloud);
+    this.assets = new AssetService(this.db, access, this.cloud);
     this.allowance = new AllowanceService(this.db);
-    this.inspections = new InspectionService(this.db, this.cloud, this.assets, this.allowance, jobs, this.notifications);
-    this.pipeline = new InspectionPipeline(this.db, this.cloud, jobs, files, logger, options.processingBackendEngines);
+    this.pipeline = new InspectionPipeline(this.db, rows, this.cloud, jobs, files, logger, options.processingBackendEngines);
+    this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications);
     this.accounts = new AccountAdmin(this.db);
-    this.deletion = new DeletionService(this.db, this.inspections, this.assets, this.cloud, jobs, files, logger);
-    this.retries = new RetryService(this.db, this.cloud, this.inspections, this.allowance, jobs, options.store, logger);
-    this.annotations = new AnnotationService(this.db, this.inspections, new PointCloudLocator(files));
-    this.measurements = new MeasurementService(this.db, this.inspections);
-    this.extras = new ExtrasService(this.db, this.inspections);
-    this.outputs = new OutputService(this.inspections, this.cloud, files);
-    this.inventory = new InventoryService(this.db, this.inspections);
-    this.inputs = new InputsZipService(this.db, this.inspections, this.cloud, files, jobs, this.notifications, logger);
-    this.reports = new ReportService(this.db, this.inspections, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger);
+    this.deletion = new DeletionService(this.db, rows, access, this.cloud, jobs, files, logger);
+    this.retries = new RetryService(this.db, rows, access, this.pipeline, this.cloud, this.allowance, jobs, options.store, logger);
+    this.annotations = new AnnotationService(this.db, rows, access, new PointCloudLocator(files));
+    this.measurements = new MeasurementService(this.db, access);
+    this.extras = new ExtrasService(this.db, access);
+    this.outputs = new OutputService(access, this.cloud, files);
+    this.inventory = new InventoryService(this.db, access);
+    this.inputs = new InputsZipService(this.db, rows, access, this.cloud, files, jobs, this.notifications, logger);
+    this.reports = new ReportService(this.db, rows, access, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger);
     const handlers: JobHandlers<InspectionJobs> = {
       'inspection.analyze-images': { handler: ({ inspectionId }) => this.pipeline.analyzeImages(inspectionId), concurrency: 2 },
       'inspection.track-photogrammetry': { handler: ({ inspectionId }) => this.pipeline.trackPhotogrammetry(inspectionId), concurrency: 4 },
@@ -123,9 +133,11 @@ export class InspectionModule {
     return migrateSchema(this.options.database.db, 'inspection', inspectionMigrations);
   }
 
-  async createServer(): Promise<HttpServer> {
+  async createServer(edge: HttpEdgeOptions = {}): Promise<HttpServer> {
     const app = await createHttpServer({
       logger: this.options.logger.child({ service: 'inspection' }),
+      edge,
+      loginRoute: { url: '/v1/auth/token/', account: (request) => (request.body as { username?: string } | undefined)?.username || undefined },
       title: 'Inspection service',
       description:
         'Assets, inspections, processing, cameras, annotations, measurements, reports, retries, allowance. See shared/spec/inspection-service.md and CONTRACT.md section 2. Lists answer a plain array, or the envelope {count, next, previous, results} when `page` and/or `page_size` (at most 1000) are given.',

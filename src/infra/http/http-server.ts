@@ -5,9 +5,15 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import { ApiError, type FieldErrors } from './errors.ts';
+import { capUnfinishedBodies, serverTimeouts, type HttpEdgeOptions } from './http-edge.ts';
+import { trackRouteMethods } from './method-not-allowed.ts';
+import { throttleLogins, type LoginRoute } from './login-throttle.ts';
+import { registerInputGuards } from './input-guards.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../database/connection-errors.ts';
 
 export type HttpServer = FastifyInstance<
   import('node:http').Server,
@@ -26,17 +32,35 @@ export interface HttpServerOptions {
   openapiPath: string;
   /** Maximum JSON body, bytes. */
   bodyLimit?: number;
+  /** Timeouts, body cap, proxy trust, public URL, token throttling (http-edge.ts); defaults when absent. */
+  edge?: HttpEdgeOptions;
+  /** The service's token call, throttled per address and per account (login-throttle.ts). */
+  loginRoute?: LoginRoute;
 }
 
 export async function createHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+  const edge = options.edge ?? {};
   const app = Fastify({
+    ...serverTimeouts(edge),
     loggerInstance: options.logger as FastifyBaseLogger,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
-    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true, allowUnionTypes: true } },
     genReqId: () => crypto.randomUUID(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  registerInputGuards(app); // canonical path ids (else 404), no NUL/lone surrogates (400)
+  if (edge.publicUrl) app.decorate('publicUrl', edge.publicUrl);
+  const allowedMethods = trackRouteMethods(app);
+  // Security headers on every answer, the docs page included: its scripts and styles are served
+  // from here (@fastify/swagger-ui), so helmet's default CSP lets it work. No
+  // upgrade-insecure-requests: a deployment on plain HTTP would lose the page's assets.
+  await app.register(helmet, {
+    contentSecurityPolicy: { directives: { 'frame-ancestors': ["'none'"], 'upgrade-insecure-requests': null } },
+    frameguard: { action: 'deny' },
+  });
+  capUnfinishedBodies(app, edge.maxUnfinishedBodies ?? 32);
+  if (options.loginRoute && edge.loginRateLimit) await throttleLogins(app, options.loginRoute, edge.loginRateLimit);
   await app.register(formbody);
   // An empty body with a JSON content type means "no body", as DRF treats it.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -70,13 +94,23 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     }
     const status = (error as FastifyError).statusCode;
     if (status && status >= 400 && status < 500) {
-      const code = status === 413 ? 'too_large' : status === 415 ? 'unsupported_media_type' : status === 405 ? 'method_not_allowed' : 'invalid';
+      const code = status === 413 ? 'too_large' : status === 415 ? 'unsupported_media_type' : status === 405 ? 'method_not_allowed' : status === 429 ? 'throttled' : 'invalid';
       return reply.status(status).send({ detail: error.message, code });
+    }
+    if (isDatabaseUnavailable(error)) {
+      // A lost or refused database connection: the pool has dropped it, a retry gets a new one.
+      request.log.warn({ err: error }, 'database unavailable');
+      return reply.status(503).header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS)).send({ detail: 'The database is unavailable; try again shortly.', code: 'unavailable' });
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send({ detail: 'Internal server error.', code: 'server_error' });
   });
   app.setNotFoundHandler((request, reply) => {
+    const allowed = allowedMethods(request.url.split('?')[0]);
+    if (allowed.length > 0) {
+      const list = allowed.join(', ');
+      return reply.status(405).header('Allow', list).send({ detail: `Method "${request.method}" not allowed; allowed: ${list}.`, code: 'method_not_allowed' });
+    }
     reply.status(404).send({ detail: `No route for ${request.method} ${request.url.split('?')[0]}.`, code: 'not_found' });
   });
   return app;

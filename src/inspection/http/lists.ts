@@ -5,13 +5,15 @@
 import { Type, type TSchema } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../infra/http/errors.ts';
+import { publicBaseUrl } from '../../infra/http/http-edge.ts';
+import { Int } from '../../shared/schemas/limits.ts';
 
 export const MAX_PAGE_SIZE = 1000;
 export const DEFAULT_PAGE_SIZE = 100;
 
 export const PageQuery = Type.Object({
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-  page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE })),
+  page: Type.Optional(Int({ minimum: 1, maximum: 1_000_000 })),
+  page_size: Type.Optional(Int({ minimum: 1, maximum: MAX_PAGE_SIZE })),
 });
 
 export interface PageParams {
@@ -65,8 +67,10 @@ export async function respondList<T>(request: FastifyRequest, query: PageParams,
   };
 }
 
+// Links are built on the configured public URL (INSPECTION_PUBLIC_URL or the listening address),
+// never on the Host header a client sent.
 function pageUrl(request: FastifyRequest, page: number): string {
-  const url = new URL(request.url, `${request.protocol}://${request.host}`);
+  const url = new URL(publicBaseUrl(request.server, request) + request.url);
   url.searchParams.set('page', String(page));
   return url.toString();
 }

@@ -1,0 +1,96 @@
+// Brute-force throttling of a service's token call (issue 10; CONTRACT §1: 429 `throttled` with
+// Retry-After), on @fastify/rate-limit's counters:
+// - per client address: every attempt that reaches the credential check counts (a generous
+//   limit: it also bounds the password-hashing work one address can ask for);
+// - per account (username, client_id): failed attempts only (401), so that a user who logs in
+//   often is never locked out, while guessing one account's password stops after a few tries.
+//   Attempts on one account are checked one after the other, so a burst of parallel guesses
+//   cannot all pass the check before the first failure is counted.
+// Hammering one account throttles that account only: the right password of another user works.
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from './errors.ts';
+
+export interface LoginRateLimit {
+  /** Attempts per client address per window (0: no limit). */
+  perAddress: number;
+  /** Failed attempts per account per window (0: no limit). */
+  perAccount: number;
+  windowSeconds: number;
+}
+
+export interface LoginRoute {
+  /** The token route's URL as registered, e.g. /v1/auth/token/. */
+  url: string;
+  /** The account a request tries (from its parsed body or query), if it names one. */
+  account(request: FastifyRequest): string | undefined;
+}
+
+interface Attempt {
+  release(): void;
+}
+
+const kAttempt = Symbol('loginAttempt');
+type WithAttempt = FastifyRequest & { [kAttempt]?: Attempt };
+
+const throttled = (seconds: number) =>
+  new ApiError(429, 'throttled', `Too many login attempts; try again in ${seconds} seconds.`, { 'Retry-After': String(Math.max(1, seconds)) });
+
+export async function throttleLogins(app: FastifyInstance, route: LoginRoute, limits: LoginRateLimit): Promise<void> {
+  if (!limits.perAddress && !limits.perAccount) return;
+  await app.register(rateLimit, { global: false });
+  const timeWindow = limits.windowSeconds * 1000;
+  const perAddress = limits.perAddress ? app.createRateLimit({ max: limits.perAddress, timeWindow }) : undefined;
+  const perAccount = limits.perAccount
+    ? app.createRateLimit({ max: limits.perAccount, timeWindow, keyGenerator: (request) => `account:${route.account(request)}` })
+    : undefined;
+  const queues = new Map<string, Promise<void>>();
+  const isLogin = (request: FastifyRequest) => request.method === 'POST' && request.routeOptions.url === route.url;
+
+  // preHandler: after the body is parsed and validated, so the account is known and malformed
+  // requests (400, no password check) do not count.
+  app.addHook('preHandler', async (request: WithAttempt, reply) => {
+    if (!isLogin(request)) return;
+    if (perAddress) {
+      const state = await perAddress(request);
+      if (!state.isAllowed && state.isExceeded) throw throttled(state.ttlInSeconds);
+    }
+    const account = perAccount && route.account(request);
+    if (!perAccount || !account) return;
+    const previous = queues.get(account) ?? Promise.resolve();
+    let done!: () => void;
+    const gate = new Promise<void>((resolve) => (done = resolve));
+    const mine = previous.then(() => gate);
+    queues.set(account, mine);
+    await previous;
+    let released = false;
+    const attempt: Attempt = {
+      release() {
+        if (released) return;
+        released = true;
+        done();
+        if (queues.get(account) === mine) queues.delete(account);
+      },
+    };
+    request[kAttempt] = attempt;
+    reply.raw.once('close', attempt.release); // an exchange cut short still lets the next one in
+    const state = await perAccount(request, { increment: false });
+    if (!state.isAllowed && state.remaining === 0) {
+      attempt.release();
+      request[kAttempt] = undefined;
+      throw throttled(state.ttlInSeconds);
+    }
+  });
+  // onSend runs for answers and errors alike: the outcome is known, count a failure, let the next attempt in.
+  app.addHook('onSend', async (request: WithAttempt, reply, payload) => {
+    const attempt = request[kAttempt];
+    if (!attempt) return payload;
+    request[kAttempt] = undefined;
+    try {
+      if (reply.statusCode === 401) await perAccount!(request);
+    } finally {
+      attempt.release();
+    }
+    return payload;
+  });
+}
