@@ -109,10 +109,11 @@ describe('HTTP edge (issue 10)', () => {
   });
 });
 
-function login(system: TestSystem, account: TestAccount, password: string, username = account.username) {
+/** A login attempt; `from` is the client address the (trusted) proxy reports. */
+function login(system: TestSystem, account: TestAccount, password: string, username = account.username, from = '203.0.113.1') {
   return fetch(`${system.urls.inspection}/v1/auth/token/`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': account.apiKey },
+    headers: { 'content-type': 'application/json', 'x-api-key': account.apiKey, 'x-forwarded-for': from },
     body: JSON.stringify({ username, password }),
   }).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as any }));
 }
@@ -120,7 +121,7 @@ function login(system: TestSystem, account: TestAccount, password: string, usern
 describe('9: brute-force throttling of the token calls', () => {
   let system: TestSystem;
   before(async () => {
-    system = await startTestSystem({ authRateLimitPerAccount: 5, authRateLimitPerAddress: 40, authRateLimitWindowSeconds: 600 });
+    system = await startTestSystem({ authRateLimitPerAccount: 5, authRateLimitPerAddress: 40, authRateLimitWindowSeconds: 600, trustProxy: true });
   });
   after(() => system.stop());
 
@@ -134,12 +135,14 @@ describe('9: brute-force throttling of the token calls', () => {
     assert.equal(throttled.length, 7);
     assert.equal(throttled[0].body.code, 'throttled');
     assert.ok(Number(throttled[0].retryAfter) > 0);
-    // The hammered account is locked for the window, even with its right password ...
+    // The hammered account is locked for the window from the guessing address, even with its right password ...
     assert.equal((await login(system, victim, victim.password)).status, 429);
-    // ... while another user logs in.
+    // ... while its owner, from another address, logs in with the right password, and so does another user.
+    assert.equal((await login(system, victim, victim.password, victim.username, '198.51.100.7')).status, 200);
+    assert.equal((await login(system, victim, 'wrong', victim.username, '198.51.100.7')).status, 401);
     assert.equal((await login(system, other, other.password)).status, 200);
-    // Spreading guesses over usernames meets the per-address limit of 40 (16 attempts so far: two
-    // logins of newAccount, the burst, two more).
+    // Spreading guesses over usernames meets the per-address limit of 40 (14 attempts so far from
+    // this address: the burst and two logins).
     const spread = [];
     for (let i = 0; i < 30; i++) spread.push(await login(system, other, 'x', `nobody-${i}`));
     assert.ok(spread.some((r) => r.status === 429), 'per-address limit reached');

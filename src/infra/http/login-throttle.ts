@@ -2,11 +2,15 @@
 // Retry-After), on @fastify/rate-limit's counters:
 // - per client address: every attempt that reaches the credential check counts (a generous
 //   limit: it also bounds the password-hashing work one address can ask for);
-// - per account (username, client_id): failed attempts only (401), so that a user who logs in
-//   often is never locked out, while guessing one account's password stops after a few tries.
-//   Attempts on one account are checked one after the other, so a burst of parallel guesses
-//   cannot all pass the check before the first failure is counted.
-// Hammering one account throttles that account only: the right password of another user works.
+// - per account (username, client_id) and address: failed attempts only (401), so that a user who
+//   logs in often is never locked out, while guessing one account's password from one address
+//   stops after a few tries;
+// - per account from all addresses: failed attempts only, ten times the per-account limit, which
+//   bounds guesses spread over many addresses.
+// Attempts on one account are checked one after the other, so a burst of parallel guesses cannot
+// all pass the check before the first failure is counted. Hammering an account from one address
+// therefore does not lock its owner out: the right password from another address still works
+// (until a distributed attack passes the all-address limit), and another user is never affected.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
@@ -14,7 +18,7 @@ import { ApiError } from './errors.ts';
 export interface LoginRateLimit {
   /** Attempts per client address per window (0: no limit). */
   perAddress: number;
-  /** Failed attempts per account per window (0: no limit). */
+  /** Failed attempts per account and address per window (0: no limit); ten times this from all addresses. */
   perAccount: number;
   windowSeconds: number;
 }
@@ -41,9 +45,14 @@ export async function throttleLogins(app: FastifyInstance, route: LoginRoute, li
   await app.register(rateLimit, { global: false });
   const timeWindow = limits.windowSeconds * 1000;
   const perAddress = limits.perAddress ? app.createRateLimit({ max: limits.perAddress, timeWindow }) : undefined;
-  const perAccount = limits.perAccount
-    ? app.createRateLimit({ max: limits.perAccount, timeWindow, keyGenerator: (request) => `account:${route.account(request)}` })
-    : undefined;
+  const accountLimit = (max: number, key: (request: FastifyRequest) => string) => app.createRateLimit({ max, timeWindow, keyGenerator: key });
+  const perAccountLimiters = limits.perAccount
+    ? [
+        accountLimit(limits.perAccount, (request) => `account:${route.account(request)}\u0000${request.ip}`),
+        accountLimit(limits.perAccount * 10, (request) => `account:${route.account(request)}`),
+      ]
+    : [];
+  const perAccount = perAccountLimiters.length > 0;
   const queues = new Map<string, Promise<void>>();
   const isLogin = (request: FastifyRequest) => request.method === 'POST' && request.routeOptions.url === route.url;
 
@@ -74,11 +83,13 @@ export async function throttleLogins(app: FastifyInstance, route: LoginRoute, li
     };
     request[kAttempt] = attempt;
     reply.raw.once('close', attempt.release); // an exchange cut short still lets the next one in
-    const state = await perAccount(request, { increment: false });
-    if (!state.isAllowed && state.remaining === 0) {
-      attempt.release();
-      request[kAttempt] = undefined;
-      throw throttled(state.ttlInSeconds);
+    for (const limiter of perAccountLimiters) {
+      const state = await limiter(request, { increment: false });
+      if (!state.isAllowed && state.remaining === 0) {
+        attempt.release();
+        request[kAttempt] = undefined;
+        throw throttled(state.ttlInSeconds);
+      }
     }
   });
   // onSend runs for answers and errors alike: the outcome is known, count a failure, let the next attempt in.
@@ -87,7 +98,7 @@ export async function throttleLogins(app: FastifyInstance, route: LoginRoute, li
     if (!attempt) return payload;
     request[kAttempt] = undefined;
     try {
-      if (reply.statusCode === 401) await perAccount!(request);
+      if (reply.statusCode === 401) for (const limiter of perAccountLimiters) await limiter(request);
     } finally {
       attempt.release();
     }
