@@ -4,6 +4,21 @@
 
 export type FieldErrors = { [field: string]: string[] | FieldErrors };
 
+/** Adds `message` under `path` (nested fields as nested objects; no path: `non_field_errors`). */
+export function addFieldError(target: FieldErrors, path: string[], message: string): void {
+  const full = path.length === 0 ? ['non_field_errors'] : path;
+  let node = target;
+  for (const segment of full.slice(0, -1)) {
+    const next = node[segment];
+    if (!next || Array.isArray(next)) node[segment] = {};
+    node = node[segment] as FieldErrors;
+  }
+  const leaf = full[full.length - 1];
+  const list = Array.isArray(node[leaf]) ? (node[leaf] as string[]) : [];
+  if (!list.includes(message)) list.push(message);
+  node[leaf] = list;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly statusCode: number,

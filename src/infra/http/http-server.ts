@@ -8,7 +8,7 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
-import { ApiError, type FieldErrors } from './errors.ts';
+import { addFieldError, ApiError, type FieldErrors } from './errors.ts';
 import { capUnfinishedBodies, serverTimeouts, type HttpEdgeOptions } from './http-edge.ts';
 import { trackRouteMethods } from './method-not-allowed.ts';
 import { throttleLogins, type LoginRoute } from './login-throttle.ts';
@@ -130,21 +130,6 @@ function validationBody(error: FastifyError): FieldErrors {
   }
   if (Object.keys(body).length === 0) body.non_field_errors = [error.message];
   return body;
-}
-
-function addFieldError(target: FieldErrors, path: string[], message: string): void {
-  if (path.length === 0) path = ['non_field_errors'];
-  let node = target;
-  for (const segment of path.slice(0, -1)) {
-    const next = node[segment];
-    if (!next || Array.isArray(next)) node[segment] = {};
-    node = node[segment] as FieldErrors;
-  }
-  const leaf = path[path.length - 1];
-  const existing = node[leaf];
-  const list = Array.isArray(existing) ? existing : [];
-  if (!list.includes(message)) list.push(message);
-  node[leaf] = list;
 }
 
 function capitalise(text: string): string {

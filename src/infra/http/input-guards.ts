@@ -13,7 +13,7 @@
 // a later preValidation hook, are covered too.
 import type { FastifyRequest } from 'fastify';
 import type { HttpServer } from './http-server.ts';
-import { ApiError, ValidationError, type FieldErrors } from './errors.ts';
+import { addFieldError, ApiError, ValidationError, type FieldErrors } from './errors.ts';
 import { CANONICAL_ID, INT4_MAX } from '../../shared/schemas/limits.ts';
 
 export const MAX_DEPTH = 32;
@@ -77,12 +77,12 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 function walk(value: unknown, path: string[], depth: number, errors: FieldErrors): void {
   if (typeof value === 'string') {
     const message = unstorable(value);
-    if (message) addError(errors, path, message);
+    if (message) addFieldError(errors, path, message);
     return;
   }
   if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return;
   if (depth > MAX_DEPTH) {
-    addError(errors, path, `Nesting deeper than ${MAX_DEPTH} levels is not allowed.`);
+    addFieldError(errors, path, `Nesting deeper than ${MAX_DEPTH} levels is not allowed.`);
     return;
   }
   if (Array.isArray(value)) {
@@ -92,23 +92,10 @@ function walk(value: unknown, path: string[], depth: number, errors: FieldErrors
   for (const [key, item] of Object.entries(value)) {
     const message = unstorable(key);
     if (message) {
-      addError(errors, path, message.replace('are not allowed', 'are not allowed in keys'));
+      addFieldError(errors, path, message.replace('are not allowed', 'are not allowed in keys'));
       continue;
     }
     walk(item, [...path, key], depth + 1, errors);
   }
 }
 
-function addError(target: FieldErrors, path: string[], message: string): void {
-  const full = path.length === 0 ? ['non_field_errors'] : path;
-  let node = target;
-  for (const segment of full.slice(0, -1)) {
-    const next = node[segment];
-    if (!next || Array.isArray(next)) node[segment] = {};
-    node = node[segment] as FieldErrors;
-  }
-  const leaf = full[full.length - 1];
-  const list = Array.isArray(node[leaf]) ? (node[leaf] as string[]) : [];
-  if (!list.includes(message)) list.push(message);
-  node[leaf] = list;
-}

@@ -23,6 +23,7 @@ import { createReportDocument, drawReport } from './report-pdf.ts';
 import { annotatedCrop } from './photo-crops.ts';
 import { rectangleOf } from '../annotations/annotation-data.ts';
 import { reportOptions } from './report-options.ts';
+import { isDatabaseUnavailable } from '../../infra/database/connection-errors.ts';
 
 /** Photos larger than this are not read into memory for a crop. */
 const MAX_PHOTO_BYTES = 200 * 1024 * 1024;
@@ -65,6 +66,8 @@ export class ReportService {
     try {
       await this.write(inspection, inspection.report_options ?? reportOptions(undefined), keys);
     } catch (err) {
+      // A lost database connection is no fault of the report: the job is retried (issue 10).
+      if (isDatabaseUnavailable(err)) throw err;
       this.logger.error({ err, inspectionId }, 'report generation failed');
       await this.finish(inspection.id, generation, { report_status: 'error', report_error: (err as Error).message.slice(0, 500) });
       return;
