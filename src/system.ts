@@ -3,13 +3,12 @@
 //   serve  - HTTP servers of both services, the embedded S3 endpoint and (by default) the workers;
 //   worker - the job workers only, against the same database and storage.
 // Tests build as many systems as they like, each on its own data folder and ephemeral ports.
-import fs from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './infra/database/database.ts';
 import { JobQueue } from './infra/jobs/job-queue.ts';
-import { secureDataDir } from './infra/data-dir.ts';
+import { prepareDataDir, secureDataDir } from './infra/data-dir.ts';
 import { readOrCreateKey, readOrCreateRsaKey } from './infra/auth/key-files.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './infra/storage/embedded-s3.ts';
 import { EmbeddedCredentialIssuer } from './infra/storage/embedded-credentials.ts';
@@ -46,7 +45,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
     }
   };
   try {
-    fs.mkdirSync(config.dataDir, { recursive: true });
+    prepareDataDir(config.dataDir); // 0700 before anything is written into it (data-dir.ts)
     const database = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, logger: logger.child({ service: 'database' }) });
     cleanups.push(() => database.close());
 

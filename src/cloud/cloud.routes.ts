@@ -12,7 +12,8 @@ import type { ProjectGroupService } from './project-groups/project-group.service
 import type { ControlPointService } from './control-points/control-point.service.ts';
 import type { InputsBundleService } from './bundles/inputs-bundle.ts';
 import { LEGACY_MOVE_SUNSET, type DriveService } from './drive/drive.service.ts';
-import { PageQuery, paginate, requestPublicUrl } from './common/pagination.ts';
+import { PageQuery, paginate } from './common/pagination.ts';
+import { requestPublicUrl } from '../infra/http/http-edge.ts';
 import type { OfferedEngines } from './processing/engine-choice.ts';
 import * as S from './cloud.schemas.ts';
 
@@ -75,7 +76,6 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       reply.log = log;
     });
     const p = deps.projects;
-    const url = (request: FastifyRequest) => requestPublicUrl(request);
 
     scope.post(
       '/project/api/v3/projects/',
@@ -98,7 +98,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
     scope.get(
       '/project/api/v3/projects/',
       { schema: { tags: ['projects'], querystring: PageQuery, response: { 200: S.ListOf(S.ProjectDetails), ...errors } } },
-      async (request) => p.list(request.cloudPrincipal, request.query, url(request)),
+      async (request) => p.list(request.cloudPrincipal, request.query, requestPublicUrl(request)),
     );
     scope.get(
       '/project/api/v3/projects/:id/',
@@ -274,7 +274,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
         return g.create(request.cloudPrincipal, request.body);
       });
       scope.get(path, { schema: { hide, tags: ['project groups'], querystring: PageQuery, response: { 200: S.ListOf(S.ProjectGroup), ...errors } } }, async (request) =>
-        paginate(await g.list(request.cloudPrincipal), request.query, url(request)),
+        paginate(await g.list(request.cloudPrincipal), request.query, requestPublicUrl(request)),
       );
       scope.get(`${path}:id/`, { schema: { hide, tags: ['project groups'], params: S.IdParams, response: { 200: S.ProjectGroup, ...errors } } }, async (request) =>
         g.get(request.cloudPrincipal, request.params.id),
@@ -293,7 +293,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
     scope.get(
       '/common/api/v4/drive/folders/',
       { schema: { tags: ['drive'], summary: 'Folders of the organization', querystring: PageQuery, response: { 200: S.ListOf(S.Folder), ...errors } } },
-      async (request) => paginate(await d.listFolders(request.cloudPrincipal), request.query, url(request)),
+      async (request) => paginate(await d.listFolders(request.cloudPrincipal), request.query, requestPublicUrl(request)),
     );
     scope.post(
       '/common/api/v4/drive/folders/',

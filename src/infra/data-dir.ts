@@ -38,11 +38,10 @@ function chmodIfOwned(target: string, mode: number): 'changed' | 'not owned' | '
 }
 
 /**
- * Steps 2 and 3 above, once the system has started (the database created and migrated): returns
- * how many entries had their mode changed.
+ * Step 3 above, once the system has started (the database created and migrated; step 2,
+ * prepareDataDir, ran first): returns how many entries had their mode changed.
  */
 export function secureDataDir(dataDir: string, logger?: Logger): number {
-  prepareDataDir(dataDir);
   const marker = path.join(dataDir, WALKED_MARKER);
   let result: PrivateResult;
   if (!fs.existsSync(marker)) {

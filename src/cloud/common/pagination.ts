@@ -1,8 +1,6 @@
 // CONTRACT §1 "Lists": a plain JSON array, unless the client sends `page` and/or `page_size`
 // (at most 1000; default 100), in which case the envelope {count, next, previous, results}.
 import { Type } from 'typebox';
-import type { FastifyRequest } from 'fastify';
-import { publicBaseUrl } from '../../infra/http/http-edge.ts';
 import { Int } from '../../shared/schemas/limits.ts';
 
 export const PageQuery = Type.Object({
@@ -32,11 +30,6 @@ export function pageWindow(query: PageRequest): { limit: number; offset: number;
   const size = query.page_size ?? DEFAULT_PAGE_SIZE;
   const page = query.page ?? 1;
   return { limit: size, offset: (page - 1) * size, page, size };
-}
-
-/** The request's absolute URL on the configured public URL: links never follow the Host header. */
-export function requestPublicUrl(request: FastifyRequest): string {
-  return publicBaseUrl(request.server, request) + request.url;
 }
 
 /** The envelope for one page of `count` items; `url` is the absolute URL of the request. */

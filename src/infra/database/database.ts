@@ -23,7 +23,7 @@ import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
-import { makePrivate, prepareDataDir, PGLITE_FOLDER } from '../data-dir.ts';
+import { makePrivate, PGLITE_FOLDER } from '../data-dir.ts';
 import { isDatabaseUnavailable } from './connection-errors.ts';
 
 export interface Database {
@@ -45,7 +45,6 @@ export interface DatabaseOptions {
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  prepareDataDir(options.dataDir); // 0700 before anything is written into it (data-dir.ts)
   return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10, options.logger) : openPglite(options.dataDir);
 }
 

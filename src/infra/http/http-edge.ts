@@ -2,7 +2,7 @@
 // client may take to send a request, how many bodies may be arriving at once, whose forwarded
 // address to believe, and which public URL links are built from. Values come from the
 // configuration (README, "Configuration"); createHttpServer applies them.
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Config } from '../../config.ts';
 import { ApiError } from './errors.ts';
 import type { LoginRateLimit } from './login-throttle.ts';
@@ -91,10 +91,13 @@ export function capUnfinishedBodies(app: FastifyInstance, max: number): void {
   });
 }
 
-/** The public base URL of a request's service, without a trailing slash (falls back to the Host header). */
-export function publicBaseUrl(app: FastifyInstance, request: { protocol: string; host: string }): string {
-  const base = app.publicUrl?.();
-  return (base ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
+/**
+ * The request's absolute URL on its service's configured public URL (pagination links): never on
+ * the Host header a client sent, unless no public URL is configured.
+ */
+export function requestPublicUrl(request: FastifyRequest): string {
+  const base = request.server.publicUrl?.() ?? `${request.protocol}://${request.host}`;
+  return base.replace(/\/+$/, '') + request.url;
 }
 
 declare module 'fastify' {

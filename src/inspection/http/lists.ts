@@ -5,7 +5,7 @@
 import { Type, type TSchema } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../infra/http/errors.ts';
-import { publicBaseUrl } from '../../infra/http/http-edge.ts';
+import { requestPublicUrl } from '../../infra/http/http-edge.ts';
 import { Int } from '../../shared/schemas/limits.ts';
 
 export const MAX_PAGE_SIZE = 1000;
@@ -70,7 +70,7 @@ export async function respondList<T>(request: FastifyRequest, query: PageParams,
 // Links are built on the configured public URL (INSPECTION_PUBLIC_URL or the listening address),
 // never on the Host header a client sent.
 function pageUrl(request: FastifyRequest, page: number): string {
-  const url = new URL(publicBaseUrl(request.server, request) + request.url);
+  const url = new URL(requestPublicUrl(request));
   url.searchParams.set('page', String(page));
   return url.toString();
 }
