@@ -57,6 +57,12 @@ export interface Config {
   nodeodmPollSeconds: number;
   /** nodeodm engine: extra ODM options, a JSON object (e.g. {"pc-quality": "high"}), applied last. */
   nodeodmOptions: string | undefined;
+  /** Serve the web console at `/` of the inspection service (web/dist, built by `npm start`). */
+  consoleEnabled: boolean;
+  /** Web console: tile URL template of a basemap (e.g. https://tile.example/{z}/{x}/{y}.png); none: plain background. */
+  consoleBasemapUrl: string | undefined;
+  /** Origins, besides the inspection service's own, whose pages may call the embedded S3 endpoint (CORS). */
+  consoleOrigins: string[];
   /** Whether `serve` also runs the job workers. */
   runWorkers: boolean;
   /** Create the demo organization, user, API key and allowance on the first start. */
@@ -181,6 +187,26 @@ class EnvReader {
     return map;
   }
 
+  /** A comma-separated list of web origins (scheme://host[:port]), each checked and normalised. */
+  origins(name: string): string[] {
+    const raw = this.string(name);
+    if (!raw?.trim()) return [];
+    const origins: string[] = [];
+    for (const item of raw.split(',').map((x) => x.trim()).filter(Boolean)) {
+      let url: URL | undefined;
+      try {
+        url = new URL(item);
+      } catch {
+        url = undefined;
+      }
+      if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
+        return this.fail(name, `must be a comma-separated list of origins such as https://console.example.com, got "${item}"`, []);
+      }
+      origins.push(url.origin);
+    }
+    return origins;
+  }
+
   /** TRUST_PROXY: false, true, a number of proxy hops, or a comma-separated list of proxy addresses/CIDRs. */
   trustProxy(name: string): boolean | number | string[] {
     const raw = this.string(name);
@@ -242,6 +268,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeodmToken: v.string('NODEODM_TOKEN'),
     nodeodmPollSeconds: seconds('NODEODM_POLL_SECONDS', 5, 1),
     nodeodmOptions: v.jsonObject('NODEODM_OPTIONS'),
+    consoleEnabled: v.bool('CONSOLE_ENABLED', true),
+    consoleBasemapUrl: v.string('CONSOLE_BASEMAP_URL')?.trim() || undefined,
+    consoleOrigins: v.origins('CONSOLE_ORIGINS'),
     runWorkers: v.bool('RUN_WORKERS', true),
     bootstrapDemo: v.bool('BOOTSTRAP_DEMO', true),
     logLevel: v.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),

@@ -21,7 +21,7 @@ import { createMailer } from './infra/mail/mailer.ts';
 import { CloudModule } from './cloud/cloud.module.ts';
 import { engineSettingsFrom } from './cloud/processing/engines.ts';
 import { InspectionModule } from './inspection/inspection.module.ts';
-import { bootstrapDemo, ensureInspectionCloudClient } from './admin/bootstrap.ts';
+import { bootstrapDemo, ensureConsoleApiKey, ensureInspectionCloudClient } from './admin/bootstrap.ts';
 
 export type Role = 'serve' | 'worker' | 'admin';
 
@@ -145,7 +145,10 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       const cloudServer = await cloud.createServer(edge);
       urls.cloud = await listen(cloudServer, config.host, config.cloudPort, config.cloudPublicUrl);
       cleanups.push(() => cloudServer.close());
-      const inspectionServer = await inspection.createServer({ ...edge, publicUrl: () => urls.inspection });
+      const webConsole = config.consoleEnabled
+        ? { apiKey: await ensureConsoleApiKey(config.dataDir, inspection.accounts), storageUrl: urls.storage, basemapUrl: config.consoleBasemapUrl }
+        : undefined;
+      const inspectionServer = await inspection.createServer({ ...edge, publicUrl: () => urls.inspection }, webConsole);
       urls.inspection = await listen(inspectionServer, config.host, config.inspectionPort, config.inspectionPublicUrl);
       cleanups.push(() => inspectionServer.close());
       logger.info({ urls }, 'services ready');

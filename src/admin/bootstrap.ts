@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { CloudModule } from '../cloud/cloud.module.ts';
 import type { InspectionModule } from '../inspection/inspection.module.ts';
+import type { AccountAdmin } from '../inspection/auth/account-admin.ts';
 
 const SERVICE_CLOUD_ORG = '00000000-0000-4000-8000-000000000001';
 
@@ -19,6 +20,24 @@ export async function ensureInspectionCloudClient(dataDir: string, cloud: CloudM
   const credentials = await cloud.oauth.createClient(organization.id, 'inspection-service');
   writePrivateJson(file, credentials);
   return credentials;
+}
+
+/**
+ * The web console's API key. The console is an application like any other (spec: the API key
+ * identifies the application), but it runs in the browser, where nothing stays secret: the key is
+ * handed to the page by GET /v1/console/settings/ and only names the console; the password is what
+ * authenticates (docs/web-console.md). It is created on the first start, kept in DATA_DIR/secrets,
+ * and replaced when the database no longer knows it (revoked, or a new database).
+ */
+export async function ensureConsoleApiKey(dataDir: string, accounts: AccountAdmin): Promise<string> {
+  const file = path.join(dataDir, 'secrets', 'console-api-key.json');
+  if (fs.existsSync(file)) {
+    const { api_key } = JSON.parse(fs.readFileSync(file, 'utf8')) as { api_key: string };
+    if (await accounts.isActiveApiKey(api_key)) return api_key;
+  }
+  const { key } = await accounts.createApiKey('web console');
+  writePrivateJson(file, { api_key: key });
+  return key;
 }
 
 export interface DemoCredentials {

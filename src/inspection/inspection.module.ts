@@ -35,6 +35,7 @@ import { InventoryService } from './inventory/inventory.service.ts';
 import { InputsZipService } from './inputs/inputs-zip.service.ts';
 import { ReportService } from './reports/report.service.ts';
 import type { FileStore } from './storage/inspection-files.ts';
+import { consoleCspDirectives, registerConsole, type ConsoleOptions } from './console/console.routes.ts';
 
 export interface InspectionModuleOptions {
   database: Database;
@@ -133,8 +134,10 @@ export class InspectionModule {
     return migrateSchema(this.options.database.db, 'inspection', inspectionMigrations);
   }
 
-  async createServer(edge: HttpEdgeOptions = {}): Promise<HttpServer> {
+  /** The HTTP server; with `webConsole`, the web console at `/` too (console/console.routes.ts). */
+  async createServer(edge: HttpEdgeOptions = {}, webConsole?: ConsoleOptions): Promise<HttpServer> {
     const app = await createHttpServer({
+      contentSecurityPolicy: webConsole ? consoleCspDirectives(webConsole) : undefined,
       logger: this.options.logger.child({ service: 'inspection' }),
       edge,
       loginRoute: { url: '/v1/auth/token/', account: (request) => (request.body as { username?: string } | undefined)?.username || undefined },
@@ -165,6 +168,7 @@ export class InspectionModule {
       inputs: this.inputs,
       reports: this.reports,
     });
+    if (webConsole) await registerConsole(app, webConsole);
     return app;
   }
 }

@@ -66,6 +66,12 @@ export async function registerInspectionRoutes(app: HttpServer, deps: Inspection
     });
     const account = (auth: AuthContext) => accountOf({ organization_id: auth.organization?.id ?? null, user_id: auth.userId });
 
+    r.get(
+      '/v1/me/',
+      { schema: { tags: ['auth'], summary: 'The signed-in user and their organizations (web console)', headers: S.AuthHeaders, response: { 200: S.Profile, ...errors } } },
+      async (request) => deps.auth.profile(request.auth),
+    );
+
     // Allowance
     r.get(
       '/v1/allowance/types/',

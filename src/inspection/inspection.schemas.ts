@@ -23,6 +23,17 @@ export const TokenBody = Type.Object({
 });
 export const TokenResponse = Type.Object({ api_token: Type.String(), expires_in: Type.Integer() });
 
+export const Profile = Type.Object(
+  {
+    id: Type.Integer(),
+    username: Type.String(),
+    email: Type.String(),
+    organization_uuid: Type.Union([Type.String(), Type.Null()], { description: 'The organization this request acts for (its vendor-organization-uuid header), or null' }),
+    organizations: Type.Array(Type.Object({ uuid: Type.String(), name: Type.String() }), { description: 'Organizations the user is a member of and may act for' }),
+  },
+  { description: 'The user a token acts for. Not in the spec: the web console needs it to offer the organizations to act for at sign-in.' },
+);
+
 export const StatusRecord = Type.Object({ id: Type.Integer(), description: Type.String() });
 export const AssetTypeRecord = Type.Object({ id: Type.Integer(), description: Type.String(), family: Type.String() });
 

@@ -34,6 +34,8 @@ export interface HttpServerOptions {
   bodyLimit?: number;
   /** Timeouts, body cap, proxy trust, public URL, token throttling (http-edge.ts); defaults when absent. */
   edge?: HttpEdgeOptions;
+  /** CSP directives added to helmet's defaults (the web console's page needs the storage origin). */
+  contentSecurityPolicy?: Record<string, string[]>;
   /** The service's token call, throttled per address and per account (login-throttle.ts). */
   loginRoute?: LoginRoute;
 }
@@ -56,7 +58,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   // from here (@fastify/swagger-ui), so helmet's default CSP lets it work. No
   // upgrade-insecure-requests: a deployment on plain HTTP would lose the page's assets.
   await app.register(helmet, {
-    contentSecurityPolicy: { directives: { 'frame-ancestors': ["'none'"], 'upgrade-insecure-requests': null } },
+    contentSecurityPolicy: { directives: { ...options.contentSecurityPolicy, 'frame-ancestors': ["'none'"], 'upgrade-insecure-requests': null } },
     frameguard: { action: 'deny' },
   });
   capUnfinishedBodies(app, edge.maxUnfinishedBodies ?? 32);

@@ -31,6 +31,12 @@ export class AccountAdmin {
     return { id: row.id, key };
   }
 
+  /** Whether this key is known and not revoked (the web console's key is checked at every start). */
+  async isActiveApiKey(key: string): Promise<boolean> {
+    const row = await this.db.selectFrom('inspection.api_keys').select('id').where('key_hash', '=', sha256Hex(key)).where('revoked_at', 'is', null).executeTakeFirst();
+    return row !== undefined;
+  }
+
   async revokeApiKey(id: number): Promise<void> {
     await this.db.updateTable('inspection.api_keys').set({ revoked_at: new Date() }).where('id', '=', id).execute();
   }

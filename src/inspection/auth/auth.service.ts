@@ -115,6 +115,19 @@ export class AuthService {
     return { userId, apiKeyId, organization, scopes };
   }
 
+  /** Who the token acts for and the organizations they may act for (GET /v1/me/, the console's sign-in). */
+  async profile(auth: AuthContext): Promise<{ id: number; username: string; email: string; organization_uuid: string | null; organizations: { uuid: string; name: string }[] }> {
+    const user = await this.db.selectFrom('inspection.users').select(['id', 'username', 'email']).where('id', '=', auth.userId).executeTakeFirstOrThrow();
+    const organizations = await this.db
+      .selectFrom('inspection.organizations')
+      .innerJoin('inspection.memberships', 'inspection.memberships.organization_id', 'inspection.organizations.id')
+      .select(['inspection.organizations.uuid', 'inspection.organizations.name'])
+      .where('inspection.memberships.user_id', '=', auth.userId)
+      .orderBy('inspection.organizations.name')
+      .execute();
+    return { ...user, organization_uuid: auth.organization?.uuid ?? null, organizations };
+  }
+
   private async organizationFromHeaders(headers: AuthHeaders, userId: number): Promise<AuthContext['organization']> {
     const uuid = single(headers['vendor-organization-uuid']) ?? single(headers['pix4d-organization-uuid']);
     if (!uuid) return null;

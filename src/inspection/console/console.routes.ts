@@ -1,0 +1,82 @@
+// The web console (web/, built by Vite into web/dist) served by the inspection service at `/`.
+// The console uses the public API like any client; the one route added for it is
+// GET /v1/console/settings/, which hands the page what it cannot know from its static files: the
+// console's API key (which names the application, it authenticates nobody: docs/web-console.md),
+// the storage endpoint it uploads to, and the optional basemap.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import { Type } from 'typebox';
+import type { HttpServer } from '../../infra/http/http-server.ts';
+
+export interface ConsoleOptions {
+  apiKey: string;
+  /** Base URL of the S3 endpoint the console uploads to (the storage credentials' endpoint_override). */
+  storageUrl: string;
+  basemapUrl: string | undefined;
+  /** The built console; absent folder: the settings route still answers, `/` says how to build. */
+  distDir?: string;
+}
+
+export const CONSOLE_DIST_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../web/dist');
+
+const ConsoleSettings = Type.Object(
+  {
+    api_key: Type.String({ description: 'API key of the web console application (names the application; not a secret)' }),
+    storage_url: Type.String({ description: 'S3 endpoint the console uploads to' }),
+    basemap_url: Type.Union([Type.String(), Type.Null()], { description: 'Tile URL template of the map background; null: plain background' }),
+  },
+  { description: 'Settings of the web console. Not in the spec: the sign-in page needs an API key before any other call.' },
+);
+
+export async function registerConsole(app: HttpServer, options: ConsoleOptions): Promise<void> {
+  app.get(
+    '/v1/console/settings/',
+    { schema: { tags: ['console'], summary: 'Settings of the web console (open, no authentication)', response: { 200: ConsoleSettings } } },
+    async (_request, reply) => {
+      reply.header('Cache-Control', 'no-store');
+      return { api_key: options.apiKey, storage_url: options.storageUrl, basemap_url: options.basemapUrl ?? null };
+    },
+  );
+
+  const distDir = options.distDir ?? CONSOLE_DIST_DIR;
+  if (!fs.existsSync(path.join(distDir, 'index.html'))) {
+    app.get('/', { schema: { hide: true } }, async (_request, reply) => {
+      reply.status(503).type('text/plain; charset=utf-8');
+      return 'The web console is not built. Run `npm start` (it builds web/ first) or `npm run build:web`.\nThe API is at /v1 and its documentation at /docs.\n';
+    });
+    return;
+  }
+  // One route per built file (wildcard: false): no catch-all GET that would hide the API's 404 and
+  // 405 answers. Hashed bundles are immutable; index.html is revalidated so a new build shows at once.
+  await app.register(fastifyStatic, {
+    root: distDir,
+    prefix: '/',
+    wildcard: false,
+    index: ['index.html'],
+    cacheControl: false,
+    setHeaders(reply, filePath) {
+      const immutable = filePath.includes(`${path.sep}static${path.sep}`);
+      reply.header('Cache-Control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
+  });
+}
+
+/**
+ * CSP directives the console's page needs beyond helmet's defaults: uploads and point clouds go to
+ * the S3 endpoint (connect-src), thumbnails and photos come from it as presigned URLs (img-src),
+ * and a basemap's tiles from its own origin.
+ */
+export function consoleCspDirectives(options: Pick<ConsoleOptions, 'storageUrl' | 'basemapUrl'>): Record<string, string[]> {
+  const storage = new URL(options.storageUrl).origin;
+  const images = ["'self'", 'data:', 'blob:', storage];
+  if (options.basemapUrl) {
+    try {
+      images.push(new URL(options.basemapUrl.replace(/\{[a-z]\}/g, 'a')).origin);
+    } catch {
+      // an unparseable template shows no tiles; the console still works on a plain background
+    }
+  }
+  return { 'connect-src': ["'self'", storage], 'img-src': images, 'worker-src': ["'self'", 'blob:'] };
+}

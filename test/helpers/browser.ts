@@ -1,0 +1,56 @@
+// Debian's Chromium driven by playwright-core, for the web console's journeys. No browser download:
+// CHROMIUM_PATH or /usr/bin/chromium. Collects the page's console errors and failed requests so a
+// test can assert there were none; saves screenshots under a folder the test prints.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export function chromiumMissingReason(): string | undefined {
+  return fs.existsSync(CHROMIUM_PATH) ? undefined : `${CHROMIUM_PATH} not found (Debian package chromium)`;
+}
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'],
+  });
+}
+
+export interface WatchedPage {
+  page: Page;
+  /** Console errors, uncaught exceptions and failed requests seen so far. */
+  problems: string[];
+  screenshot(name: string): Promise<string>;
+  folder: string;
+}
+
+export async function openWatchedPage(browser: Browser, options: { viewport?: { width: number; height: number }; folder?: string } = {}): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 800 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('requestfailed', (request) => {
+    const failure = request.failure()?.errorText ?? '';
+    if (!failure.includes('ERR_ABORTED')) problems.push(`request failed: ${request.method()} ${request.url()} ${failure}`);
+  });
+  const folder = options.folder ?? fs.mkdtempSync(path.join(os.tmpdir(), 'oi-screens-'));
+  fs.mkdirSync(folder, { recursive: true });
+  let count = 0;
+  return {
+    page,
+    problems,
+    folder,
+    async screenshot(name: string) {
+      const file = path.join(folder, `${String(++count).padStart(2, '0')}-${name}.png`);
+      await page.screenshot({ path: file, fullPage: false });
+      return file;
+    },
+  };
+}

@@ -1,0 +1,74 @@
+// Assets: search by name, paged list (page_size 20). Creating, editing and the map: see below.
+import { useEffect, useState } from 'react';
+import { api, unwrap } from '../api/client';
+import { navigate } from '../app/navigation';
+import { useLoad } from '../app/use-load';
+import { Pager } from '../components/pager';
+import { Empty, ErrorState, Loading } from '../components/states';
+import { asPage, pageCount } from '../lib/paging';
+
+const PAGE_SIZE = 20;
+
+export function AssetsPage({ search, page }: { search: string; page: number }) {
+  const [query, setQuery] = useState(search);
+  useEffect(() => setQuery(search), [search]);
+  const list = useLoad(
+    async () => asPage(await unwrap(api.GET('/v1/assets/', { params: { query: { search: search || undefined, page, page_size: PAGE_SIZE } } }))),
+    [search, page],
+  );
+  const total = list.data ? pageCount(list.data.count, PAGE_SIZE) : 1;
+
+  return (
+    <section>
+      <div className="page-head">
+        <h1>Assets</h1>
+      </div>
+      <form
+        role="search"
+        className="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          navigate({ name: 'assets', search: query.trim(), page: 1 });
+        }}
+      >
+        <label htmlFor="asset-search">Search by name</label>
+        <input id="asset-search" type="search" value={query} onChange={(e) => setQuery(e.target.value)} maxLength={255} />
+        <button type="submit">Search</button>
+      </form>
+      {list.error ? (
+        <ErrorState error={list.error} onRetry={list.reload} />
+      ) : !list.data ? (
+        <Loading />
+      ) : list.data.results.length === 0 ? (
+        <Empty>{search ? <p>No asset matches “{search}”.</p> : <p>No assets yet.</p>}</Empty>
+      ) : (
+        <>
+          <table className="list">
+            <caption className="visually-hidden">Assets, page {page} of {total}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Position</th>
+                <th scope="col">Inspections</th>
+                <th scope="col">Updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.results.map((asset) => (
+                <tr key={asset.id}>
+                  <td>
+                    <a href={`#/assets/${asset.id}`}>{asset.name}</a>
+                  </td>
+                  <td>{asset.latitude !== null && asset.longitude !== null ? `${asset.latitude}, ${asset.longitude}` : '—'}</td>
+                  <td>{asset.inspections.length}</td>
+                  <td>{new Date(asset.updated_at).toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager page={page} total={total} onPage={(p) => navigate({ name: 'assets', search, page: p })} />
+        </>
+      )}
+    </section>
+  );
+}
