@@ -54,5 +54,24 @@ describe('admin CLI', () => {
     assert.equal(token.status, 200);
     // Nothing secret was logged.
     for (const secret of [api_key, cloud.client_secret, 'correct horse battery']) assert.ok(!server.output().includes(secret));
+    apiKey = api_key;
+  });
+
+  let apiKey = '';
+  it('lists API keys and revokes one: its tokens and new sign-ins stop working', async () => {
+    assert.ok(apiKey, 'needs the key of the first test');
+    server?.child.kill('SIGTERM'); // the embedded database is locked by a running server
+    await server?.exited;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', 'list-api-keys'], { cwd: ROOT, env: env() });
+    const keys = stdout.trim().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    const fieldApp = keys.find((k) => k.name === 'field app');
+    assert.ok(fieldApp && fieldApp.revoked_at === null, stdout);
+    assert.ok(!stdout.includes(apiKey), 'the listing never shows a key');
+    assert.deepEqual(await admin('revoke-api-key', '--id', String(fieldApp.id)), { revoked: fieldApp.id });
+
+    server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', BOOTSTRAP_DEMO: 'false' });
+    const response = await fetch(`${server.urls.inspection}/v1/auth/token/`, { method: 'POST', headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'alice', password: 'correct horse battery' }) });
+    assert.equal(response.status, 401);
+    assert.equal(((await response.json()) as { code: string }).code, 'invalid_api_key');
   });
 });

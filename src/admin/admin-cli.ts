@@ -9,6 +9,8 @@ const HELP = `admin commands:
   create-org --name NAME                                   -> organization uuid
   create-user --username U --password P [--email E] [--org ORG_UUID]
   create-api-key --name NAME                               -> the key (shown once)
+  list-api-keys                                            -> id, name, created, revoked of every key
+  revoke-api-key --id ID                                   (tokens obtained with it stop working)
   create-cloud-client --org ORG_UUID [--name NAME]         -> client_id and client_secret (shown once)
   delete-cloud-client --client-id ID                       (disables the credentials)
   grant --type projects|tower_inventory --amount N (--org ORG_UUID | --username U)`;
@@ -30,6 +32,7 @@ export async function runAdmin(config: Config, argv: string[]): Promise<number> 
       type: { type: 'string' },
       amount: { type: 'string' },
       'client-id': { type: 'string' },
+      id: { type: 'string' },
     },
   });
   const need = (key: keyof typeof values): string => {
@@ -61,6 +64,16 @@ export async function runAdmin(config: Config, argv: string[]): Promise<number> 
       case 'create-api-key': {
         const key = await accounts.createApiKey(need('name'));
         console.log(JSON.stringify({ api_key_id: key.id, api_key: key.key }));
+        break;
+      }
+      case 'list-api-keys':
+        for (const key of await accounts.listApiKeys()) console.log(JSON.stringify(key));
+        break;
+      case 'revoke-api-key': {
+        const id = Number(need('id'));
+        if (!Number.isInteger(id) || id <= 0) throw new Error('--id must be a positive integer');
+        await accounts.revokeApiKey(id);
+        console.log(JSON.stringify({ revoked: id }));
         break;
       }
       case 'create-cloud-client': {

@@ -37,6 +37,10 @@ export class AccountAdmin {
     return row !== undefined;
   }
 
+  listApiKeys() {
+    return this.db.selectFrom('inspection.api_keys').select(['id', 'name', 'created_at', 'revoked_at']).orderBy('id').execute();
+  }
+
   async revokeApiKey(id: number): Promise<void> {
     await this.db.updateTable('inspection.api_keys').set({ revoked_at: new Date() }).where('id', '=', id).execute();
   }

@@ -1,0 +1,73 @@
+// Rules of the web console that need no browser: its addresses (hash routes), paging of the API's
+// lists, and how the API's error bodies become messages next to form fields.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseRoute, routeHref, type Route } from '../web/src/app/routes.ts';
+import { asPage, clampPage, pageCount, pageWindow } from '../web/src/lib/paging.ts';
+import { problemFrom } from '../web/src/lib/api-problem.ts';
+
+test('routes: every page has an address that reads back to the same page', () => {
+  const routes: Route[] = [
+    { name: 'signin', next: '#/assets/4' },
+    { name: 'assets', search: 'tower 7', page: 3 },
+    { name: 'assets', search: '', page: 1 },
+    { name: 'asset', id: 12 },
+    { name: 'upload', id: 5 },
+    { name: 'processing', id: 5 },
+    { name: 'workspace', id: 5, tab: 'photos', photo: 17, annotation: 3 },
+    { name: 'workspace', id: 5, tab: '3d', photo: undefined, annotation: undefined },
+    { name: 'allowance' },
+  ];
+  for (const route of routes) assert.deepEqual(parseRoute(routeHref(route)), route, routeHref(route));
+});
+
+test('routes: defaults, trailing slashes, and what is not a page', () => {
+  assert.deepEqual(parseRoute(''), { name: 'assets', search: '', page: 1 });
+  assert.deepEqual(parseRoute('#/assets/7/'), { name: 'asset', id: 7 });
+  assert.equal(parseRoute('#/inspections/5?tab=bogus').name === 'workspace' && (parseRoute('#/inspections/5?tab=bogus') as { tab: string }).tab, 'photos');
+  // Ids are canonical positive integers, as the API's paths; anything else is not a page.
+  for (const hash of ['#/assets/0', '#/assets/007', '#/assets/-1', '#/assets/1e3', '#/inspections/x/upload', '#/nowhere']) {
+    assert.equal(parseRoute(hash).name, 'not-found', hash);
+  }
+  // A bad page number in the address falls back to page 1.
+  assert.deepEqual(parseRoute('#/assets?page=abc'), { name: 'assets', search: '', page: 1 });
+  assert.equal((parseRoute('#/inspections/4?photo=0') as { photo?: number }).photo, undefined);
+});
+
+test('paging: envelope or plain array, page counts and the pager window', () => {
+  assert.deepEqual(asPage([1, 2]), { count: 2, next: null, previous: null, results: [1, 2] });
+  const envelope = { count: 41, next: 'n', previous: null, results: [1] };
+  assert.equal(asPage(envelope), envelope);
+  assert.equal(pageCount(0, 20), 1);
+  assert.equal(pageCount(40, 20), 2);
+  assert.equal(pageCount(41, 20), 3);
+  assert.deepEqual(pageWindow(1, 1), [1]);
+  assert.deepEqual(pageWindow(5, 10), [1, null, 4, 5, 6, null, 10]);
+  assert.deepEqual(pageWindow(1, 10), [1, 2, null, 10]);
+  assert.deepEqual(pageWindow(10, 10), [1, null, 9, 10]);
+  assert.deepEqual(pageWindow(3, 5), [1, 2, 3, 4, 5]);
+  assert.equal(clampPage('3', 5), 3);
+  assert.equal(clampPage('9', 5), 5);
+  for (const raw of ['0', '-2', '1.5', 'x', '', null, undefined]) assert.equal(clampPage(raw, 5), 1);
+});
+
+test('API errors: DRF field errors land on their fields, nested ones with dotted names', () => {
+  const problem = problemFrom(400, { name: ['Ensure this field has no more than 255 characters.'], data: { coords_2d: ['Each point is a pair of numbers between 0 and 1.'], links: [{ link: ['Enter a valid URL.'] }] }, non_field_errors: ['Bad combination.'] });
+  assert.equal(problem.status, 400);
+  assert.deepEqual(problem.forField('name'), ['Ensure this field has no more than 255 characters.']);
+  assert.deepEqual(problem.forField('data.coords_2d'), ['Each point is a pair of numbers between 0 and 1.']);
+  assert.deepEqual(problem.forField('data'), ['Each point is a pair of numbers between 0 and 1.', 'Enter a valid URL.']);
+  assert.deepEqual(problem.fieldErrors['data.links.0.link'], ['Enter a valid URL.']);
+  assert.equal(problem.message, 'Bad combination.');
+  assert.deepEqual(problem.forField('description'), []);
+
+  const conflict = problemFrom(409, { detail: 'The asset has inspections in progress.', code: 'conflict' });
+  assert.equal(conflict.message, 'The asset has inspections in progress.');
+  assert.equal(conflict.code, 'conflict');
+  assert.deepEqual(conflict.fieldErrors, {});
+
+  assert.equal(problemFrom(0, null).code, 'network');
+  assert.equal(problemFrom(502, '<html>Bad gateway</html>').message, '<html>Bad gateway</html>');
+  assert.equal(problemFrom(500, null).message, 'The request failed (500).');
+  assert.equal(problemFrom(400, { type: ['This field is required.'] }).message, 'type: This field is required.');
+});
