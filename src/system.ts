@@ -11,6 +11,7 @@ import { JobQueue } from './infra/jobs/job-queue.ts';
 import { prepareDataDir, secureDataDir } from './infra/data-dir.ts';
 import { readOrCreateKey, readOrCreateRsaKey } from './infra/auth/key-files.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './infra/storage/embedded-s3.ts';
+import { withLoopbackAliases } from './infra/storage/s3-cors.ts';
 import { EmbeddedCredentialIssuer } from './infra/storage/embedded-credentials.ts';
 import { LocalDiskObjectStore } from './infra/storage/local-disk-store.ts';
 import { S3UrlPresigner } from './infra/storage/s3-presigner.ts';
@@ -76,6 +77,9 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
         isPrefixLive: (bucket, prefix) => (prefixOwner ? prefixOwner(bucket, prefix) : Promise.reject(new Error('the cloud service is starting'))),
         prefixQuotaBytes: config.storagePrefixQuotaBytes,
         multipartExpiryMs: config.storageMultipartExpirySeconds ? config.storageMultipartExpirySeconds * 1000 : Infinity, // 0: never
+        // The web console (served by the inspection service) uploads from the browser. Asked per
+        // request: the inspection service's port is known only once it listens (0 in tests).
+        corsOrigins: () => [...withLoopbackAliases(urls.inspection), ...config.consoleOrigins],
       });
       cleanups.push(() => s3.close());
       urls.storage = s3.url;

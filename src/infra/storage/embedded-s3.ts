@@ -5,6 +5,7 @@ import { LocalDiskObjectStore } from './local-disk-store.ts';
 import { createS3Endpoint, startS3Server, type RunningS3Server, type S3Endpoint, type S3Logger } from './s3-endpoint.ts';
 import { S3UrlPresigner } from './s3-presigner.ts';
 import type { PrefixLiveness } from './prefix-gate.ts';
+import type { AllowedOrigins } from './s3-cors.ts';
 
 export interface EmbeddedS3Options {
   /** Data folder for objects (one sub-folder per bucket). */
@@ -38,6 +39,8 @@ export interface EmbeddedS3Options {
   multipartExpiryMs?: number;
   /** How often abandoned files are swept (default 10 minutes; also once at start). */
   sweepIntervalMs?: number;
+  /** Web origins whose pages may call the endpoint (CORS); asked per request. Default: none. */
+  corsOrigins?: AllowedOrigins;
 }
 
 export interface EmbeddedS3 {
@@ -77,6 +80,7 @@ export async function startEmbeddedS3(options: EmbeddedS3Options): Promise<Embed
     prefixCacheMs: options.prefixCacheMs,
     maxUploadSize: options.maxUploadSize,
     prefixQuotaBytes: options.prefixQuotaBytes,
+    corsOrigins: options.corsOrigins,
   });
   // Files left by a crash (kill -9 mid-upload) or by clients that never finished: swept now and
   // periodically. Only the process serving the endpoint sweeps.

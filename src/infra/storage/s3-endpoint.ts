@@ -22,6 +22,7 @@ import { errorXml } from './s3-xml.ts';
 import { verifySigV4, type VerifiedRequest } from './sigv4-verifier.ts';
 import { PrefixGate, type PrefixLiveness } from './prefix-gate.ts';
 import { UploadLimits, declaredBodySize, type Admission } from './upload-limits.ts';
+import { handleCors, type AllowedOrigins } from './s3-cors.ts';
 
 /** The part of a pino logger the endpoint uses. */
 export type S3Logger = Pick<Logger, 'debug' | 'warn' | 'error'>;
@@ -49,6 +50,8 @@ export interface S3EndpointOptions {
   maxUploadSize?: number;
   /** Bytes allowed under one temporary credential's prefix (default: no quota). */
   prefixQuotaBytes?: number;
+  /** Web origins allowed to call the endpoint from a browser (s3-cors.ts); none: no CORS. */
+  corsOrigins?: AllowedOrigins;
 }
 
 export interface S3Endpoint {
@@ -189,6 +192,7 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
     res.setHeader('x-amz-request-id', requestId);
     res.setHeader('x-amz-id-2', randomBytes(24).toString('base64'));
     res.setHeader('Server', 'OpenInspectionS3');
+    if (handleCors(req, res, options.corsOrigins)) return; // a preflight: unsigned, answered here
     const method = (req.method ?? 'GET').toUpperCase();
     let operation = 'Unknown';
     let resource = '/';
