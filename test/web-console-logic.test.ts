@@ -71,3 +71,18 @@ test('API errors: DRF field errors land on their fields, nested ones with dotted
   assert.equal(problemFrom(500, null).message, 'The request failed (500).');
   assert.equal(problemFrom(400, { type: ['This field is required.'] }).message, 'type: This field is required.');
 });
+
+test('processing steps: done, current and failed steps from the status', async () => {
+  const { processingSteps, isStable } = await import('../web/src/lib/statuses.ts');
+  const states = (status: number, video = false) => processingSteps(status, video).map((s) => `${s.status}:${s.state}`).join(' ');
+  assert.equal(states(1), '2:todo 20:todo 3:todo 4:todo 5:todo 7:todo');
+  assert.equal(states(20), '2:done 20:current 3:todo 4:todo 5:todo 7:todo');
+  assert.equal(states(4), '2:done 20:done 3:done 4:current 5:todo 7:todo');
+  assert.equal(states(16), '2:done 20:done 3:done 4:failed 5:todo 7:todo');
+  assert.equal(states(19), '2:done 20:done 3:failed 4:todo 5:todo 7:todo');
+  assert.equal(states(7), '2:done 20:done 3:done 4:done 5:done 7:done');
+  assert.equal(states(12, true), '2:done 20:done 12:current 3:todo 4:todo 5:todo 7:todo');
+  assert.equal(states(14, true), '2:done 20:done 12:failed 3:todo 4:todo 5:todo 7:todo');
+  for (const s of [1, 7, 13, 16, 19, 24, 27]) assert.equal(isStable(s), true, String(s));
+  for (const s of [2, 3, 4, 5, 12, 20, 25]) assert.equal(isStable(s), false, String(s));
+});

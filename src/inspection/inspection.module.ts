@@ -35,6 +35,7 @@ import { InventoryService } from './inventory/inventory.service.ts';
 import { InputsZipService } from './inputs/inputs-zip.service.ts';
 import { ReportService } from './reports/report.service.ts';
 import type { FileStore } from './storage/inspection-files.ts';
+import { ProcessingStatusService } from './processing-status/processing-status.service.ts';
 import { consoleCspDirectives, registerConsole, type ConsoleOptions } from './console/console.routes.ts';
 
 export interface InspectionModuleOptions {
@@ -84,6 +85,7 @@ export class InspectionModule {
   readonly inventory: InventoryService;
   readonly inputs: InputsZipService;
   readonly reports: ReportService;
+  readonly processingStatus: ProcessingStatusService;
   /** 5xx answers of the HTTP server (the last 100): none should ever be caused by a client. */
   readonly serverErrors: ServerErrorRecord[] = [];
 
@@ -114,6 +116,7 @@ export class InspectionModule {
     this.measurements = new MeasurementService(this.db, access);
     this.extras = new ExtrasService(this.db, access);
     this.outputs = new OutputService(access, this.cloud, files);
+    this.processingStatus = new ProcessingStatusService(access, this.cloud);
     this.inventory = new InventoryService(this.db, access);
     this.inputs = new InputsZipService(this.db, rows, access, this.cloud, files, jobs, this.notifications, logger);
     this.reports = new ReportService(this.db, rows, access, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger);
@@ -167,6 +170,7 @@ export class InspectionModule {
       inventory: this.inventory,
       inputs: this.inputs,
       reports: this.reports,
+      processingStatus: this.processingStatus,
     });
     if (webConsole) await registerConsole(app, webConsole);
     return app;

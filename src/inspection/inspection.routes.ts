@@ -17,6 +17,7 @@ import type { OutputService } from './outputs/output.service.ts';
 import type { InventoryService } from './inventory/inventory.service.ts';
 import type { InputsZipService } from './inputs/inputs-zip.service.ts';
 import type { ReportService } from './reports/report.service.ts';
+import type { ProcessingStatusService } from './processing-status/processing-status.service.ts';
 import { ListOf, respondList } from './http/lists.ts';
 import { registerAssetRoutes } from './assets/asset.routes.ts';
 import { registerInspectionCrudRoutes } from './inspections/inspection.routes.ts';
@@ -47,6 +48,7 @@ export interface InspectionRouteDeps {
   inventory: InventoryService;
   inputs: InputsZipService;
   reports: ReportService;
+  processingStatus: ProcessingStatusService;
 }
 
 const errors = S.errorResponses;

@@ -3,6 +3,7 @@ import type { HttpServer } from '../../infra/http/http-server.ts';
 import type { InspectionRouteDeps } from '../inspection.routes.ts';
 import { ListOf, respondList } from '../http/lists.ts';
 import * as S from '../inspection.schemas.ts';
+import { ProcessingState } from '../processing-status/processing-status.service.ts';
 
 const errors = S.errorResponses;
 const tags = ['results'];
@@ -20,6 +21,19 @@ export function registerInspectionDataRoutes(r: HttpServer, deps: InspectionRout
       },
     },
     async (request) => deps.extras.get(request.auth, request.params.id),
+  );
+  r.get(
+    '/v1/inspections/:id/processing/',
+    {
+      schema: {
+        tags,
+        summary: 'State of the processing, with the cloud project detail (web console; not in the spec)',
+        headers: S.AuthHeaders,
+        params: S.IdParams,
+        response: { 200: ProcessingState, ...errors },
+      },
+    },
+    async (request) => deps.processingStatus.get(request.auth, request.params.id),
   );
   r.get(
     '/v1/inspections/:id/outputs/',

@@ -33,3 +33,29 @@ export function statusKind(status: number): StatusKind {
 export function statusName(status: number): string {
   return STATUS_NAMES[status] ?? `Status ${status}`;
 }
+
+/** Stable statuses (CONTRACT.md §2): nothing is under way, polling can stop. */
+export function isStable(status: number): boolean {
+  return [1, 7, 13, 14, 15, 16, 17, 19, 24, 27, 8, 18, 21, 22, 23].includes(status);
+}
+
+export type StepState = 'done' | 'current' | 'failed' | 'todo';
+
+/** The error status of each step (spec: 13–17, 19 "not enough valid images" belongs to analysis). */
+const ERROR_OF_STEP: Record<number, number[]> = { 2: [13], 12: [14], 3: [15, 19], 4: [16], 5: [17] };
+
+/**
+ * The processing steps as a stepper: upload (2) → waiting (20) → [video 12] → analysis (3) →
+ * photogrammetry (4) → clipping (5) → completed (7), each done, current, failed or to do.
+ */
+export function processingSteps(status: number, isVideo: boolean): { status: number; state: StepState }[] {
+  const order = [2, 20, ...(isVideo ? [12] : []), 3, 4, 5, 7];
+  const failedStep = Object.entries(ERROR_OF_STEP).find(([, errors]) => errors.includes(status));
+  const position = failedStep ? order.indexOf(Number(failedStep[0])) : status === 25 ? order.indexOf(4) : status === 1 ? -1 : order.indexOf(status);
+  return order.map((step, index) => {
+    let state: StepState = 'todo';
+    if (status === 7 || index < position) state = 'done';
+    else if (index === position) state = failedStep ? 'failed' : 'current';
+    return { status: step, state };
+  });
+}

@@ -1,5 +1,7 @@
-// Assets: search by name, paged list (page_size 20). Creating, editing and the map: see below.
-import { useEffect, useState } from 'react';
+// Assets: search by name, paged list (page_size 20), the page's assets on a map (loaded on
+// demand), and a form to create one. Editing and deleting are on the asset's own page.
+import { lazy, Suspense, useEffect, useState } from 'react';
+import { AssetForm } from '../assets/asset-form';
 import { api, unwrap } from '../api/client';
 import { navigate } from '../app/navigation';
 import { useLoad } from '../app/use-load';
@@ -8,9 +10,11 @@ import { Empty, ErrorState, Loading } from '../components/states';
 import { asPage, pageCount } from '../lib/paging';
 
 const PAGE_SIZE = 20;
+const PositionsMap = lazy(() => import('../components/positions-map').then((m) => ({ default: m.PositionsMap })));
 
 export function AssetsPage({ search, page }: { search: string; page: number }) {
   const [query, setQuery] = useState(search);
+  const [creating, setCreating] = useState(false);
   useEffect(() => setQuery(search), [search]);
   const list = useLoad(
     async () => asPage(await unwrap(api.GET('/v1/assets/', { params: { query: { search: search || undefined, page, page_size: PAGE_SIZE } } }))),
@@ -22,7 +26,13 @@ export function AssetsPage({ search, page }: { search: string; page: number }) {
     <section>
       <div className="page-head">
         <h1>Assets</h1>
+        {!creating && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New asset
+          </button>
+        )}
       </div>
+      {creating && <AssetForm onSaved={(asset) => navigate({ name: 'asset', id: asset.id })} onCancel={() => setCreating(false)} />}
       <form
         role="search"
         className="search"
@@ -67,6 +77,17 @@ export function AssetsPage({ search, page }: { search: string; page: number }) {
             </tbody>
           </table>
           <Pager page={page} total={total} onPage={(p) => navigate({ name: 'assets', search, page: p })} />
+          <h2>On the map</h2>
+          <Suspense fallback={<p>Loading the map…</p>}>
+            <PositionsMap
+              height={360}
+              label="Assets of this page on a map"
+              points={list.data.results
+                .filter((a) => a.latitude !== null && a.longitude !== null)
+                .map((a) => ({ id: a.id, lat: Number(a.latitude), lon: Number(a.longitude), label: a.name }))}
+              onSelect={(id) => navigate({ name: 'asset', id })}
+            />
+          </Suspense>
         </>
       )}
     </section>

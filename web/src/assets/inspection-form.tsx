@@ -1,0 +1,107 @@
+// Create an inspection of an asset: name, date, description, backend and processing parameters
+// (the spec's keys; `generate_point_cloud` on by default, as the spec's default body).
+import { useState, type FormEvent } from 'react';
+import { api, unwrap, type Inspection } from '../api/client';
+import { Field, FormErrors } from '../components/field';
+import type { ApiProblem } from '../lib/api-problem';
+
+const OPTIONS = [
+  ['generate_point_cloud', 'Generate point cloud'],
+  ['clip_point_cloud', 'Clip point cloud around the asset'],
+  ['generate_mesh', 'Generate mesh'],
+  ['generate_dsm', 'Generate DSM'],
+  ['generate_ortho', 'Generate orthophoto'],
+  ['detect_antennas', 'Detect antennas (spends 1 Tower inventory unit)'],
+  ['detect_rust', 'Detect rust'],
+  ['roof_segmentation', 'Roof segmentation'],
+  ['is_video', 'Input is a video'],
+] as const;
+type Option = (typeof OPTIONS)[number][0];
+
+export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: number; onCreated: (inspection: Inspection) => void; onCancel: () => void }) {
+  const [name, setName] = useState('');
+  const [date, setDate] = useState(() => localDateTime(new Date()));
+  const [description, setDescription] = useState('');
+  const [backend, setBackend] = useState<'mapper' | 'vortex'>('mapper');
+  const [options, setOptions] = useState<Record<Option, boolean>>(() => Object.fromEntries(OPTIONS.map(([key]) => [key, key === 'generate_point_cloud'])) as Record<Option, boolean>);
+  const [radius, setRadius] = useState('');
+  const [problem, setProblem] = useState<ApiProblem>();
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setProblem(undefined);
+    const processing_parameters: Record<string, boolean | number> = { ...options };
+    if (options.clip_point_cloud && radius.trim()) processing_parameters.clipping_radius = Number(radius);
+    try {
+      const created = await unwrap(
+        api.POST('/v1/inspections', {
+          body: {
+            asset: assetId,
+            name: name.trim() || null,
+            description: description.trim() || null,
+            inspection_date: date ? new Date(date).toISOString() : null,
+            processing_backend: backend,
+            processing_parameters,
+          } as never,
+        }),
+      );
+      onCreated(created as Inspection);
+    } catch (err) {
+      setProblem(err as ApiProblem);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="card" onSubmit={submit} aria-label="New inspection" noValidate>
+      <h2>New inspection</h2>
+      <div className="form-grid">
+        <Field label="Inspection name" name="name" problem={problem}>
+          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={255} />
+        </Field>
+        <Field label="Inspection date" name="inspection_date" problem={problem} hint="Your local time">
+          <input type="datetime-local" value={date} onChange={(e) => setDate(e.target.value)} />
+        </Field>
+        <Field label="Processing backend" name="processing_backend" problem={problem}>
+          <select value={backend} onChange={(e) => setBackend(e.target.value as 'mapper' | 'vortex')}>
+            <option value="mapper">mapper</option>
+            <option value="vortex">vortex</option>
+          </select>
+        </Field>
+      </div>
+      <Field label="Description" name="description" problem={problem}>
+        <textarea value={description} onChange={(e) => setDescription(e.target.value)} maxLength={10000} />
+      </Field>
+      <fieldset className="options">
+        <legend>Processing parameters</legend>
+        {OPTIONS.map(([key, label]) => (
+          <label key={key} className="check">
+            <input type="checkbox" checked={options[key]} onChange={(e) => setOptions({ ...options, [key]: e.target.checked })} /> {label}
+          </label>
+        ))}
+        {options.clip_point_cloud && (
+          <Field label="Clipping radius (metres)" name="processing_parameters.clipping_radius" problem={problem} hint="Empty: the service's default">
+            <input type="number" min={1} step={1} value={radius} onChange={(e) => setRadius(e.target.value)} />
+          </Field>
+        )}
+      </fieldset>
+      <FormErrors problem={problem} fields={['name', 'inspection_date', 'processing_backend', 'description', 'processing_parameters']} />
+      <div className="actions">
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Creating…' : 'Create inspection'}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function localDateTime(date: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
