@@ -36,6 +36,7 @@ import { InputsZipService } from './inputs/inputs-zip.service.ts';
 import { ReportService } from './reports/report.service.ts';
 import type { FileStore } from './storage/inspection-files.ts';
 import { ProcessingStatusService } from './processing-status/processing-status.service.ts';
+import { PreviewService } from './previews/preview.service.ts';
 import { consoleCspDirectives, registerConsole, type ConsoleOptions } from './console/console.routes.ts';
 
 export interface InspectionModuleOptions {
@@ -86,6 +87,7 @@ export class InspectionModule {
   readonly inputs: InputsZipService;
   readonly reports: ReportService;
   readonly processingStatus: ProcessingStatusService;
+  readonly previews: PreviewService;
   /** 5xx answers of the HTTP server (the last 100): none should ever be caused by a client. */
   readonly serverErrors: ServerErrorRecord[] = [];
 
@@ -117,6 +119,7 @@ export class InspectionModule {
     this.extras = new ExtrasService(this.db, access);
     this.outputs = new OutputService(access, this.cloud, files);
     this.processingStatus = new ProcessingStatusService(access, this.cloud);
+    this.previews = new PreviewService(this.db, access, files);
     this.inventory = new InventoryService(this.db, access);
     this.inputs = new InputsZipService(this.db, rows, access, this.cloud, files, jobs, this.notifications, logger);
     this.reports = new ReportService(this.db, rows, access, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger);
@@ -171,6 +174,7 @@ export class InspectionModule {
       inputs: this.inputs,
       reports: this.reports,
       processingStatus: this.processingStatus,
+      previews: this.previews,
     });
     if (webConsole) await registerConsole(app, webConsole);
     return app;

@@ -18,6 +18,8 @@ import type { InventoryService } from './inventory/inventory.service.ts';
 import type { InputsZipService } from './inputs/inputs-zip.service.ts';
 import type { ReportService } from './reports/report.service.ts';
 import type { ProcessingStatusService } from './processing-status/processing-status.service.ts';
+import type { PreviewService } from './previews/preview.service.ts';
+import { registerPreviewRoutes } from './previews/preview.routes.ts';
 import { ListOf, respondList } from './http/lists.ts';
 import { registerAssetRoutes } from './assets/asset.routes.ts';
 import { registerInspectionCrudRoutes } from './inspections/inspection.routes.ts';
@@ -49,6 +51,7 @@ export interface InspectionRouteDeps {
   inputs: InputsZipService;
   reports: ReportService;
   processingStatus: ProcessingStatusService;
+  previews: PreviewService;
 }
 
 const errors = S.errorResponses;
@@ -98,5 +101,6 @@ export async function registerInspectionRoutes(app: HttpServer, deps: Inspection
     registerReportRoutes(r, deps);
     registerAnnotationRoutes(r, deps);
     registerMeasurementRoutes(r, deps);
+    registerPreviewRoutes(r, deps);
   });
 }

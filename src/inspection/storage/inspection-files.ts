@@ -16,6 +16,8 @@ export const inspectionFiles = {
   reportPdf: (inspectionId: number, generation: number) => `inspection-service/inspections/${inspectionId}/report/${generation}/report-${inspectionId}.pdf`,
   /** The point cloud clipped around the asset (status 5): LAS, and PLY beside it. */
   clippedPointCloud: (inspectionId: number, generation: number, extension: 'las' | 'ply') => `inspection-service/inspections/${inspectionId}/point-cloud/${generation}/point_cloud_clipped.${extension}`,
+  /** A photo's preview made by sharp (previews/preview.service.ts), kept for the next request. */
+  photoPreview: (inspectionId: number, photoId: number, size: string) => `inspection-service/inspections/${inspectionId}/previews/${photoId}-${size}.jpg`,
   reportJson: (inspectionId: number, generation: number) => `inspection-service/inspections/${inspectionId}/report/${generation}/report-${inspectionId}.json`,
 };
 

@@ -5857,6 +5857,141 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/inspections/{id}/photos/{photo_id}/preview/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A preview of a camera photo (web console; not in the spec)
+         * @description Made by the server once (EXIF orientation applied, JPEG) and kept, so that a client never downloads a 5–10 MB original to draw a thumbnail. `photo_id` is the camera's.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description thumb: longest side 320 px; large: 2048 px; original: the uploaded photo */
+                    size?: "thumb" | "large" | "original";
+                };
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                };
+                path: {
+                    id: number;
+                    photo_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            size: string;
+                            /** @description Presigned GET URL of the JPEG (valid 6 hours) */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/inspections/{id}/process/": {
         parameters: {
             query?: never;
