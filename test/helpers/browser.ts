@@ -36,6 +36,10 @@ export async function openWatchedPage(browser: Browser, options: { viewport?: { 
     if (message.type() === 'error') problems.push(`console: ${message.text()}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  // A console line "Failed to load resource: 403" names no address: record the answers that fail.
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.push(`answer ${response.status()}: ${response.request().method()} ${response.url()}`);
+  });
   page.on('requestfailed', (request) => {
     const failure = request.failure()?.errorText ?? '';
     if (!failure.includes('ERR_ABORTED')) problems.push(`request failed: ${request.method()} ${request.url()} ${failure}`);

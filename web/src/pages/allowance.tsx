@@ -1,3 +1,93 @@
+// Allowance: the balance per allowance type, and the history of grants (ingress) and spends
+// (egress), newest first, paged.
+import { useState } from 'react';
+import { api, unwrap } from '../api/client';
+import { useLoad } from '../app/use-load';
+import { Pager } from '../components/pager';
+import { Empty, ErrorState, Loading } from '../components/states';
+import { asPage, pageCount } from '../lib/paging';
+
+const PAGE_SIZE = 25;
+
 export function AllowancePage() {
-  return <section><h1>Allowance</h1><p>Not built yet.</p></section>;
+  const [page, setPage] = useState(1);
+  const types = useLoad(async () => asPage(await unwrap(api.GET('/v1/allowance/types/'))).results, []);
+  const balance = useLoad(async () => asPage(await unwrap(api.GET('/v1/allowance/'))).results, []);
+  const history = useLoad(async () => asPage(await unwrap(api.GET('/v1/allowance/history/', { params: { query: { page, page_size: PAGE_SIZE } } }))), [page]);
+  const names = new Map((types.data ?? []).map((t) => [t.code, t.name]));
+
+  return (
+    <section>
+      <h1>Allowance</h1>
+      <h2>Balance</h2>
+      {balance.error ? (
+        <ErrorState error={balance.error} onRetry={balance.reload} />
+      ) : !balance.data ? (
+        <Loading />
+      ) : (
+        <table className="list balance">
+          <thead>
+            <tr>
+              <th scope="col">Type</th>
+              <th scope="col">Granted</th>
+              <th scope="col">Consumed</th>
+              <th scope="col">Balance</th>
+            </tr>
+          </thead>
+          <tbody>
+            {balance.data.map((b) => (
+              <tr key={b.allowance_type}>
+                <td>{names.get(b.allowance_type) ?? b.allowance_type}</td>
+                <td>{b.granted}</td>
+                <td>{b.consumed}</td>
+                <td>
+                  <strong>{b.balance}</strong>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h2>History</h2>
+      {history.error ? (
+        <ErrorState error={history.error} onRetry={history.reload} />
+      ) : !history.data ? (
+        <Loading />
+      ) : history.data.results.length === 0 ? (
+        <Empty>
+          <p>No transactions yet.</p>
+        </Empty>
+      ) : (
+        <>
+          <table className="list">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Type</th>
+                <th scope="col">Direction</th>
+                <th scope="col">Amount</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Inspection</th>
+              </tr>
+            </thead>
+            <tbody>
+              {history.data.results.map((h) => (
+                <tr key={h.id}>
+                  <td>{new Date(h.created_at).toLocaleString()}</td>
+                  <td>{names.get(h.allowance_type) ?? h.allowance_type}</td>
+                  <td>
+                    <span className={`badge ${h.direction === 'ingress' ? 'ok' : 'busy'}`}>{h.direction === 'ingress' ? 'granted' : 'spent'}</span>
+                  </td>
+                  <td>{h.amount}</td>
+                  <td>{h.reason}</td>
+                  <td>{h.inspection !== null ? <a href={`#/inspections/${h.inspection}`}>#{h.inspection}</a> : '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager page={page} total={pageCount(history.data.count, PAGE_SIZE)} onPage={setPage} />
+        </>
+      )}
+    </section>
+  );
 }

@@ -1,0 +1,36 @@
+// One photo of the filmstrip: its preview is asked for only once the button scrolls into view.
+import { useEffect, useRef, useState } from 'react';
+import { previewUrl } from './previews';
+
+export function Thumbnail({ inspectionId, photoId, filename, selected, annotations, onSelect }: { inspectionId: number; photoId: number; filename: string; selected: boolean; annotations: number; onSelect: () => void }) {
+  const button = useRef<HTMLButtonElement>(null);
+  const [url, setUrl] = useState<string>();
+  const [failed, setFailed] = useState(false);
+
+  useEffect(() => {
+    const element = button.current;
+    if (!element) return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) {
+        observer.disconnect();
+        previewUrl(inspectionId, photoId, 'thumb').then(setUrl, () => setFailed(true));
+      }
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [inspectionId, photoId]);
+
+  useEffect(() => {
+    if (selected) button.current?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }, [selected]);
+
+  return (
+    <button ref={button} type="button" className={selected ? 'thumb selected' : 'thumb'} aria-pressed={selected} onClick={onSelect} title={filename} data-photo-id={photoId}>
+      {url ? <img src={url} alt="" loading="lazy" decoding="async" /> : <span className="thumb-placeholder">{failed ? 'No preview' : ''}</span>}
+      <span className="thumb-label">
+        {filename}
+        {annotations > 0 && <span className="badge">{annotations}</span>}
+      </span>
+    </button>
+  );
+}
