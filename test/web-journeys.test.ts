@@ -169,4 +169,88 @@ describe('web console journeys', { skip: skipReason() }, () => {
 
     assert.deepEqual(w.problems, [], 'no errors in the browser console');
   });
+
+  it('journey 2 (colmap): the 3D view draws the point cloud and an annotation marker that opens its photo; a point measured on the cloud', async (t) => {
+    if (process.env.CI !== 'true' && !fs.existsSync('/usr/bin/colmap')) return t.skip('/usr/bin/colmap is not installed (Debian package colmap)');
+    if (process.env.CI === 'true') assert.ok(fs.existsSync('/usr/bin/colmap'), 'CI must install colmap');
+    const started = Date.now();
+    // Processing through the API (journey 1 drove the upload UI): 12 lund photos with COLMAP (with 8,
+    // its incremental mapper sometimes finds no initial pair).
+    const client = account.client;
+    const asset = await client.createAsset({ name: 'Lund street', type: 2, latitude: '55.69822000', longitude: '13.19520000' } as never);
+    const inspection = await client.createInspection({ asset: asset.id, name: 'Street in 3D', processing_backend: 'vortex', processing_parameters: { generate_point_cloud: true } });
+    const files = fs.readdirSync(LUND).filter((f) => /\.jpe?g$/i.test(f)).sort().slice(0, 12);
+    const keys = await client.upload(await client.storageCredentials(inspection.id), files.map((name) => ({ name, body: fs.readFileSync(path.join(LUND, name)) })));
+    await client.register(inspection.id, keys);
+    await client.process(inspection.id);
+    const done = await client.waitUntilSettled(inspection.id, { timeoutMs: 20 * 60_000 });
+    if (done.status !== 7) console.log(`# journey 2 processing: ${JSON.stringify(await client.expect(200, "GET", `/v1/inspections/${inspection.id}/processing/`))}`);
+    assert.equal(done.status, 7);
+    timings.colmapProcessing = (Date.now() - started) / 1000;
+    const cameras = await client.cameras(inspection.id);
+    const annotation = await client.expect(201, 'POST', '/v1/annotations/?coords_3d=true', {
+      type: 'spalling',
+      inspection: inspection.id,
+      photo_id: cameras[2].photo_id,
+      data: { coords_2d: [[0.45, 0.45], [0.55, 0.45], [0.55, 0.55], [0.45, 0.55]] },
+    });
+    assert.ok(annotation.coords_3d, 'the annotation has a 3D position');
+
+    w = await openWatchedPage(browser, { folder: path.join(SCREENSHOTS, 'journey-2') });
+    const { page } = w;
+    const viewStarted = Date.now();
+    await page.goto(`${system.urls.inspection}/#/signin?next=${encodeURIComponent(`#/inspections/${inspection.id}?tab=3d`)}`);
+    await page.getByLabel('Username').fill(account.username);
+    await page.getByLabel('Password').fill(account.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const canvas = page.getByLabel('Point cloud in 3D');
+    await page.locator('canvas[data-points-loaded]:not([data-points-loaded="0"])').waitFor({ timeout: 60_000 });
+    const marker = page.getByRole('button', { name: /Annotation #1 spalling/ });
+    await marker.waitFor();
+    await page.waitForTimeout(500);
+    timings.open3d = (Date.now() - viewStarted) / 1000;
+    await w.screenshot('3d-view');
+    assert.ok(Number(await canvas.getAttribute('data-points-loaded')) > 100, 'points loaded');
+    // The canvas shows points: a share of its pixels differ from the background colour.
+    const drawn = await canvas.evaluate((element) => {
+      const source = element as HTMLCanvasElement;
+      const copy = document.createElement('canvas');
+      copy.width = source.width;
+      copy.height = source.height;
+      const context = copy.getContext('2d')!;
+      context.drawImage(source, 0, 0);
+      const pixels = context.getImageData(0, 0, copy.width, copy.height).data;
+      let differing = 0;
+      for (let i = 0; i < pixels.length; i += 4) if (Math.abs(pixels[i] - 0x1b) + Math.abs(pixels[i + 1] - 0x24) + Math.abs(pixels[i + 2] - 0x30) > 30) differing++;
+      return differing;
+    });
+    assert.ok(drawn > 200, `pixels that differ from the background: ${drawn}`);
+
+    // Measure: a point picked on the cloud where the annotation's marker stands (a cloud point).
+    const anchor = await marker.evaluate((element) => ({ left: parseFloat((element as HTMLElement).style.left), top: parseFloat((element as HTMLElement).style.top) }));
+    const box = (await canvas.boundingBox())!;
+    await page.getByLabel('Measure').selectOption('Point');
+    await page.mouse.click(box.x + anchor.left, box.y + anchor.top);
+    await page.getByLabel('Name').fill('Spalling position');
+    await page.getByRole('button', { name: 'Save measurement' }).click();
+    await page.getByText('1 saved').waitFor();
+    const measured = (await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/measurements/`)).results;
+    assert.equal(measured.length, 1);
+    assert.equal(measured[0].geometry.type, 'Point');
+    const [mx, my, mz] = measured[0].geometry.coordinates;
+    assert.ok(Math.hypot(mx - annotation.coords_3d.x, my - annotation.coords_3d.y, mz - annotation.coords_3d.z) < 2, `picked ${measured[0].geometry.coordinates} near ${JSON.stringify(annotation.coords_3d)}`);
+    await page.getByRole('tab', { name: 'Measurements' }).click();
+    await page.getByRole('cell', { name: 'Spalling position', exact: true }).waitFor();
+    await w.screenshot('measurements');
+
+    // Back in 3D, the marker opens its photo at the annotation.
+    await page.getByRole('tab', { name: '3D' }).click();
+    await marker.click();
+    await page.waitForURL(new RegExp(`photo=${annotation.photo_id}&annotation=${annotation.id}`));
+    await page.getByTestId('photo-image').waitFor();
+    await page.locator(`rect[data-annotation-id="${annotation.id}"].selected`).waitFor();
+    await w.screenshot('photo-at-annotation');
+    timings.journey2 = (Date.now() - started) / 1000;
+    assert.deepEqual(w.problems, [], 'no errors in the browser console');
+  });
 });
