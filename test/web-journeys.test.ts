@@ -167,6 +167,23 @@ describe('web console journeys', { skip: skipReason() }, () => {
     assert.equal(fs.readFileSync(pdfFile).subarray(0, 5).toString(), '%PDF-');
     timings.journey1 = (Date.now() - started) / 1000;
 
+    // The other pages, for the screenshots (and their console errors): assets with the map, the
+    // asset with its inspection, allowance (the spend shows), and the wide layout.
+    await page.getByRole('link', { name: 'Assets', exact: true }).first().click();
+    await page.getByRole('region', { name: 'Assets of this page on a map' }).waitFor();
+    await page.locator('.leaflet-interactive').first().waitFor();
+    await w.screenshot('assets-list-map');
+    await page.getByRole('link', { name: 'Lund building' }).click();
+    await page.getByRole('link', { name: 'Facade survey' }).waitFor();
+    await w.screenshot('asset-page');
+    await page.getByRole('link', { name: 'Allowance' }).click();
+    await page.getByRole('cell', { name: 'spent' }).first().waitFor();
+    await w.screenshot('allowance');
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    await page.goto(`${base}/#/inspections/${inspectionId}?tab=photos&photo=${annotation.photo_id}&annotation=${annotation.id}`);
+    await page.locator(`rect[data-annotation-id="${annotation.id}"].selected`).waitFor();
+    await w.screenshot('photos-1920');
+
     assert.deepEqual(w.problems, [], 'no errors in the browser console');
   });
 
