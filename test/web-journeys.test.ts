@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // The web console end to end, in Debian's Chromium driven by playwright-core, against a real
 // server: what an inspector does, click by click. Journey 1 (exif engine): sign in → create an
 // asset → create an inspection → drop 6 lund photos → 100 % → process → status 7 → open a photo →
@@ -47,7 +48,7 @@ describe('web console journeys', { skip: skipReason() }, () => {
   });
   // On a failure, the page as it was: the screenshot folder then shows where the journey stopped.
   afterEach(async (t) => {
-    if (w && t.passed === false) await w.screenshot('failure').catch(() => undefined);
+    if (w && (t as { passed?: boolean }).passed === false) await w.screenshot('failure').catch(() => undefined);
     if (w?.problems.length) console.log(`# browser console: ${JSON.stringify(w.problems)}`);
   });
   after(async () => {

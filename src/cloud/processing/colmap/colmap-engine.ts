@@ -284,7 +284,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
       if (leveling?.reason) {
         const refit = leveling.refit;
         log.write(
-          `${leveling.reason === 'collinear' ? 'cameras nearly collinear' : 'model upside down'} (spread ratio ${leveling.spreadRatio.toFixed(3)}): model turned ${leveling.rotationDeg.toFixed(1)} degrees about the cameras' main direction, ` +
+          `${leveling.reason === 'collinear' ? 'cameras nearly collinear' : leveling.reason === 'tilted' ? 'model rolled' : 'model upside down'} (spread ratio ${leveling.spreadRatio.toFixed(3)}): model turned ${leveling.rotationDeg.toFixed(1)} degrees about the cameras' main direction, ` +
             `then refitted level to the GPS positions (scale ${refit?.scale.toFixed(4)}, turn ${refit?.turnDeg.toFixed(2)} degrees, ${refit?.used} positions)\n`,
         );
       }

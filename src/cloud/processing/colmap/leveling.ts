@@ -199,9 +199,23 @@ export function medianReferenceResidual(model: ColmapModel, references: Map<stri
   return distances.length ? percentile(distances, 0.5) : Infinity;
 }
 
+/**
+ * Root mean square of the up components of the cameras' x axes (image right): 0 when every photo's
+ * horizon is level, sin(roll) for a model rolled as a whole.
+ */
+export function cameraTilt(model: ColmapModel): number {
+  if (!model.images.length) return 0;
+  let sum = 0;
+  for (const img of model.images) sum += quaternionToMatrix(img.qvec)[0][2] ** 2;
+  return Math.sqrt(sum / model.images.length);
+}
+
+/** A model whose cameras' x axes are tilted more than this (sin 10°) on average is levelled too. */
+export const TILT_LIMIT = Math.sin((10 * Math.PI) / 180);
+
 export interface LevelingOutcome extends Leveling {
-  /** Why the model was turned: its cameras lie along a line, or it was upside down. */
-  reason: 'collinear' | 'upside-down' | null;
+  /** Why the model was turned: its cameras lie along a line, it was upside down, or rolled. */
+  reason: 'collinear' | 'upside-down' | 'tilted' | null;
   refit: ReturnType<typeof refitLevel>;
 }
 
@@ -217,7 +231,9 @@ function cloneModel(model: ColmapModel): ColmapModel {
  * Levels a model georeferenced in a z-up frame (in place), then refits it to the reference
  * positions:
  * - cameras nearly collinear: turned about their track (levelAlongTrack) and refitted;
- * - otherwise, when the model is upside down (cameraUpness > 0), the same on a copy, kept when it
+ * - otherwise, when the model is upside down (cameraUpness > 0) or rolled (the cameras' x axes
+ *   tilted over TILT_LIMIT on average: one CI run of lund came out rolled by ~25°, upright enough
+ *   to pass the upside-down test), the same on a copy, kept when it
  *   fits the reference positions about as well (median residual at most twice the original's, or
  *   within maxError): the GPS fit can leave the roll about the cameras' main direction to noise
  *   even when they are not on a line (phone GPS heights are off by metres; one lund run in six
@@ -228,7 +244,8 @@ export function levelModel(model: ColmapModel, references: Map<string, Vec3>, ma
   const collinear = levelAlongTrack(model);
   if (collinear.rotationDeg) return { ...collinear, reason: 'collinear', refit: refitLevel(model, references, maxError) };
   const unchanged: LevelingOutcome = { ...collinear, reason: null, refit: null };
-  if (cameraUpness(model) <= 0) return unchanged;
+  const upsideDown = cameraUpness(model) > 0;
+  if (!upsideDown && cameraTilt(model) <= TILT_LIMIT) return unchanged;
   const candidate = cloneModel(model);
   const turned = levelAlongTrack(candidate, { anySpread: true });
   if (!turned.rotationDeg) return unchanged;
@@ -238,5 +255,5 @@ export function levelModel(model: ColmapModel, references: Map<string, Vec3>, ma
   if (!refit || !(after <= Math.max(2 * before, maxError))) return unchanged;
   model.images = candidate.images;
   model.positions = candidate.positions;
-  return { ...turned, reason: 'upside-down', refit };
+  return { ...turned, reason: upsideDown ? 'upside-down' : 'tilted', refit };
 }
