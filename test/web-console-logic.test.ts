@@ -83,6 +83,9 @@ test('processing steps: done, current and failed steps from the status', async (
   assert.equal(states(7), '2:done 20:done 3:done 4:done 5:done 7:done');
   assert.equal(states(12, true), '2:done 20:done 12:current 3:todo 4:todo 5:todo 7:todo');
   assert.equal(states(14, true), '2:done 20:done 12:failed 3:todo 4:todo 5:todo 7:todo');
+  const noClip = (status: number) => processingSteps(status, false, false).map((s) => `${s.status}:${s.state}`).join(' ');
+  assert.equal(noClip(7), '2:done 20:done 3:done 4:done 7:done');
+  assert.equal(noClip(17), '2:done 20:done 3:done 4:done 5:failed 7:todo');
   for (const s of [1, 7, 13, 16, 19, 24, 27]) assert.equal(isStable(s), true, String(s));
   for (const s of [2, 3, 4, 5, 12, 20, 25]) assert.equal(isStable(s), false, String(s));
 });

@@ -48,8 +48,9 @@ const ERROR_OF_STEP: Record<number, number[]> = { 2: [13], 12: [14], 3: [15, 19]
  * The processing steps as a stepper: upload (2) → waiting (20) → [video 12] → analysis (3) →
  * photogrammetry (4) → clipping (5) → completed (7), each done, current, failed or to do.
  */
-export function processingSteps(status: number, isVideo: boolean): { status: number; state: StepState }[] {
-  const order = [2, 20, ...(isVideo ? [12] : []), 3, 4, 5, 7];
+export function processingSteps(status: number, isVideo: boolean, clips = true): { status: number; state: StepState }[] {
+  // Clipping (5) is a step only for inspections that asked for it (or are in it).
+  const order = [2, 20, ...(isVideo ? [12] : []), 3, 4, ...(clips || status === 5 || status === 17 ? [5] : []), 7];
   const failedStep = Object.entries(ERROR_OF_STEP).find(([, errors]) => errors.includes(status));
   const position = failedStep ? order.indexOf(Number(failedStep[0])) : status === 25 ? order.indexOf(4) : status === 1 ? -1 : order.indexOf(status);
   return order.map((step, index) => {

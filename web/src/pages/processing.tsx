@@ -31,7 +31,7 @@ export function ProcessingPage({ id }: { id: number }) {
   const record = inspection.data;
   const cloud = state.data?.cloud ?? null;
   const additionalNames = new Map((Array.isArray(additional.data) ? additional.data : (additional.data?.results ?? [])).map((s) => [s.id, s.description]));
-  const steps = processingSteps(record.status, !!record.processing_parameters.is_video);
+  const steps = processingSteps(record.status, !!record.processing_parameters.is_video, !!record.processing_parameters.clip_point_cloud);
 
   async function retry() {
     setRetryProblem(undefined);
