@@ -93,6 +93,19 @@ describe('colmap engine failures (stand-in colmap executable)', () => {
     await rejectsWith(engine(fakeColmap('badalloc', 'echo "terminate called after throwing an instance of \'std::bad_alloc\'" >&2; kill -6 $$')).run(await input()), 10003, /memory/);
   });
 
+  it('a mapper that builds no model (exit 1, no initial pair) is tried again with other seeds, then 10201', async () => {
+    const bin = fakeColmap('nopair', 'if [ "$1" = mapper ]; then echo "$@" >> "$(dirname "$0")/nopair.calls"; echo "ERROR: failed to create sparse model" >&2; exit 1; fi\nexit 0');
+    const run = await input();
+    await rejectsWith(engine(bin).run(run), 10201, /0 of 4 images.*at least 3/);
+    const calls = fs.readFileSync(path.join(path.dirname(bin), 'nopair.calls'), 'utf8').trim().split('\n');
+    assert.equal(calls.length, 3, 'every mapper attempt runs');
+    assert.deepEqual(calls.map((c) => /--random_seed (\d+)/.exec(c)?.[1] ?? 'default'), ['default', '1', '2']);
+    const { body } = await system.store.getObject('inspection-data', `${run.outputPrefix}processing_log.txt`);
+    let log = '';
+    for await (const chunk of body) log += chunk.toString();
+    assert.match(log, /mapper attempt 1: COLMAP built no model \(exit code 1\)/);
+  });
+
   it('a crash (another signal): 10001', async () => {
     await rejectsWith(engine(fakeColmap('segv', 'kill -11 $$')).run(await input()), 10001, /crashed during feature extraction \(signal SIGSEGV\)/);
   });

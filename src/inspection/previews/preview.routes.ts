@@ -9,7 +9,12 @@ const PreviewParams = Type.Object({ id: Id(), photo_id: Id() });
 const PreviewQuery = Type.Object({
   size: Type.Optional(Type.Union([Type.Literal('thumb'), Type.Literal('large'), Type.Literal('original')], { default: 'thumb', description: 'thumb: longest side 320 px; large: 2048 px; original: the uploaded photo' })),
 });
-const PreviewRecord = Type.Object({ url: Type.String({ description: 'Presigned GET URL of the JPEG (valid 6 hours)' }), size: Type.String() });
+const PreviewRecord = Type.Object({
+  url: Type.String({ description: 'Presigned GET URL of the JPEG (valid 6 hours)' }),
+  size: Type.String({ description: 'The size asked for' }),
+  width: Type.Integer({ description: 'Width in pixels as displayed (EXIF orientation applied)' }),
+  height: Type.Integer({ description: 'Height in pixels as displayed (EXIF orientation applied)' }),
+});
 
 export function registerPreviewRoutes(r: HttpServer, deps: InspectionRouteDeps): void {
   r.get(
@@ -17,8 +22,8 @@ export function registerPreviewRoutes(r: HttpServer, deps: InspectionRouteDeps):
     {
       schema: {
         tags: ['results'],
-        summary: 'A preview of a camera photo (web console; not in the spec)',
-        description: 'Made by the server once (EXIF orientation applied, JPEG) and kept, so that a client never downloads a 5–10 MB original to draw a thumbnail. `photo_id` is the camera\'s.',
+        summary: 'A preview of a camera photo (not in the spec: the web console needs small thumbnails, never the originals)',
+        description: 'Made by the server once (EXIF orientation applied, JPEG) and kept, so that a client never downloads a 5–10 MB original to draw a thumbnail. `photo_id` is the camera\'s; before processing there are no cameras, hence 404.',
         headers: S.AuthHeaders,
         params: PreviewParams,
         querystring: PreviewQuery,

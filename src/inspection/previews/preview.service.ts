@@ -5,6 +5,8 @@
 // uploaded photo itself (for zooming in to full resolution).
 // Concurrent requests for one preview share one build; at most PREVIEW_BUILDS run at once, so a
 // grid scrolling into view cannot start dozens of decodes of large photos together.
+// Photo ids are cameras' (inspection.cameras.id): registered images have no id of their own (their
+// key is their identity), so before processing has made cameras there is nothing to preview.
 import { buffer } from 'node:stream/consumers';
 import sharp from 'sharp';
 import type { Kysely } from 'kysely';
@@ -12,18 +14,33 @@ import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
 import type { InspectionTables } from '../inspection.tables.ts';
 import { DOWNLOAD_URL_TTL_SECONDS, inspectionFiles, type FileStore } from '../storage/inspection-files.ts';
-import { notFound } from '../../infra/http/errors.ts';
+import { ApiError, notFound } from '../../infra/http/errors.ts';
 
 export const PREVIEW_SIZES = { thumb: 320, large: 2048 } as const;
 export type PreviewSize = keyof typeof PREVIEW_SIZES | 'original';
 const PREVIEW_BUILDS = 2;
+/** Bytes read to learn an image's size without downloading it: JPEG headers sit at the start. */
+const HEADER_BYTES = 256 * 1024;
+/** Sizes remembered per process (a few dozen bytes each; bounded so a long-lived server does not grow). */
+const MAX_REMEMBERED_SIZES = 20_000;
+
+export interface Preview {
+  url: string;
+  size: PreviewSize;
+  /** Pixels as displayed (EXIF orientation applied). */
+  width: number;
+  height: number;
+}
 
 export class PreviewService {
-  private readonly building = new Map<string, Promise<void>>();
+  private readonly building = new Map<string, Promise<{ width: number; height: number }>>();
+  private readonly sizes = new Map<string, { width: number; height: number }>();
   private running = 0;
   private readonly waiting: (() => void)[] = [];
   /** Previews made by this process (tests check a second request makes none). */
   built = 0;
+  /** The most builds that ran at once (tests check the bound). */
+  peakBuilds = 0;
 
   constructor(
     private readonly db: Kysely<InspectionTables>,
@@ -31,7 +48,7 @@ export class PreviewService {
     private readonly files: FileStore,
   ) {}
 
-  async preview(auth: AuthContext, inspectionId: number, photoId: number, size: PreviewSize): Promise<{ url: string; size: PreviewSize }> {
+  async preview(auth: AuthContext, inspectionId: number, photoId: number, size: PreviewSize): Promise<Preview> {
     const inspection = await this.access.requireInspection(auth, inspectionId);
     const camera = await this.db
       .selectFrom('inspection.cameras')
@@ -39,15 +56,34 @@ export class PreviewService {
       .where('inspection_id', '=', inspection.id)
       .where('id', '=', photoId)
       .executeTakeFirst();
-    if (!camera) throw notFound(`Photo ${photoId} of inspection ${inspection.id}`);
+    if (!camera) throw new ApiError(404, 'not_found', `Photo ${photoId} of inspection ${inspection.id} not found: photo ids are those of the inspection's cameras (GET /v1/inspections/${inspection.id}/cameras/), which exist once its photos have been processed.`);
     const bucket = this.files.bucket;
-    if (size === 'original') return { url: await this.files.store.presignGetUrl(bucket, camera.image_key, DOWNLOAD_URL_TTL_SECONDS), size };
-    const key = inspectionFiles.photoPreview(inspection.id, photoId, size);
-    if (!(await this.files.store.headObject(bucket, key))) await this.buildOnce(key, () => this.build(camera.image_key, key, PREVIEW_SIZES[size]));
-    return { url: await this.files.store.presignGetUrl(bucket, key, DOWNLOAD_URL_TTL_SECONDS), size };
+    const key = size === 'original' ? camera.image_key : inspectionFiles.photoPreview(inspection.id, photoId, size);
+    let dimensions = this.sizes.get(key);
+    if (!dimensions) {
+      const stored = await this.files.store.headObject(bucket, key);
+      if (stored) dimensions = await this.readDimensions(key, stored.size);
+      else if (size === 'original') throw notFound(`The photo file of photo ${photoId}`);
+      else dimensions = await this.buildOnce(key, () => this.build(camera.image_key, key, PREVIEW_SIZES[size]));
+      this.remember(key, dimensions);
+    }
+    return { url: await this.files.store.presignGetUrl(bucket, key, DOWNLOAD_URL_TTL_SECONDS), size, ...dimensions };
   }
 
-  private buildOnce(key: string, build: () => Promise<void>): Promise<void> {
+  private remember(key: string, dimensions: { width: number; height: number }): void {
+    if (this.sizes.size >= MAX_REMEMBERED_SIZES) this.sizes.clear();
+    this.sizes.set(key, dimensions);
+  }
+
+  /** The displayed size of a stored JPEG from its first bytes (a kept preview after a restart, or an original). */
+  private async readDimensions(key: string, byteSize: number): Promise<{ width: number; height: number }> {
+    const end = Math.max(0, Math.min(byteSize, HEADER_BYTES) - 1);
+    const { body } = await this.files.store.getObject(this.files.bucket, key, { start: 0, end });
+    const meta = await sharp(await buffer(body), { failOn: 'none' }).metadata();
+    return { width: meta.autoOrient.width, height: meta.autoOrient.height };
+  }
+
+  private buildOnce(key: string, build: () => Promise<{ width: number; height: number }>): Promise<{ width: number; height: number }> {
     let pending = this.building.get(key);
     if (!pending) {
       pending = this.limited(build).finally(() => this.building.delete(key));
@@ -59,6 +95,7 @@ export class PreviewService {
   private async limited<T>(work: () => Promise<T>): Promise<T> {
     if (this.running >= PREVIEW_BUILDS) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.running++;
+    this.peakBuilds = Math.max(this.peakBuilds, this.running);
     try {
       return await work();
     } finally {
@@ -67,16 +104,16 @@ export class PreviewService {
     }
   }
 
-  private async build(imageKey: string, previewKey: string, longestSide: number): Promise<void> {
+  private async build(imageKey: string, previewKey: string, longestSide: number): Promise<{ width: number; height: number }> {
     const { body } = await this.files.store.getObject(this.files.bucket, imageKey);
     const photo = await buffer(body);
-    const jpeg = await sharp(photo, { failOn: 'none' })
+    const { data, info } = await sharp(photo, { failOn: 'none' })
       .autoOrient()
       .resize({ width: longestSide, height: longestSide, fit: 'inside', withoutEnlargement: true })
       .jpeg({ quality: longestSide <= 320 ? 72 : 85, mozjpeg: false })
-      .toBuffer();
-    await this.files.store.putObject(this.files.bucket, previewKey, jpeg, { contentType: 'image/jpeg' });
+      .toBuffer({ resolveWithObject: true });
+    await this.files.store.putObject(this.files.bucket, previewKey, data, { contentType: 'image/jpeg' });
     this.built++;
+    return { width: info.width, height: info.height };
   }
 }
-

@@ -5865,8 +5865,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A preview of a camera photo (web console; not in the spec)
-         * @description Made by the server once (EXIF orientation applied, JPEG) and kept, so that a client never downloads a 5–10 MB original to draw a thumbnail. `photo_id` is the camera's.
+         * A preview of a camera photo (not in the spec: the web console needs small thumbnails, never the originals)
+         * @description Made by the server once (EXIF orientation applied, JPEG) and kept, so that a client never downloads a 5–10 MB original to draw a thumbnail. `photo_id` is the camera's; before processing there are no cameras, hence 404.
          */
         get: {
             parameters: {
@@ -5895,9 +5895,14 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Height in pixels as displayed (EXIF orientation applied) */
+                            height: number;
+                            /** @description The size asked for */
                             size: string;
                             /** @description Presigned GET URL of the JPEG (valid 6 hours) */
                             url: string;
+                            /** @description Width in pixels as displayed (EXIF orientation applied) */
+                            width: number;
                         };
                     };
                 };

@@ -5,22 +5,12 @@ import { api, unwrap, type Asset } from '../api/client';
 import { useLoad } from '../app/use-load';
 import { Field, FormErrors } from '../components/field';
 import { ApiProblem } from '../lib/api-problem';
+import { checkAsset } from '../lib/asset-rules';
 
 const FIELDS = ['name', 'type', 'latitude', 'longitude', 'description'];
-const COORDINATE = /^-?\d{1,3}(\.\d{1,8})?$/;
-
-/** Checks the API would make too, before sending: a message per field, none when fine. */
-export function checkAsset(values: { name: string; latitude: string; longitude: string }): ApiProblem | undefined {
-  const errors: Record<string, string[]> = {};
-  if (!values.name.trim()) errors.name = ['This field may not be blank.'];
-  if (values.name.length > 255) errors.name = ['Ensure this field has no more than 255 characters.'];
-  for (const [field, max] of [['latitude', 90], ['longitude', 180]] as const) {
-    const raw = values[field].trim();
-    if (!raw) continue;
-    if (!COORDINATE.test(raw)) errors[field] = ['Decimal degrees with at most 8 decimals, e.g. 55.70584539.'];
-    else if (Math.abs(Number(raw)) > max) errors[field] = [`Must be between -${max} and ${max}.`];
-  }
-  if ((values.latitude.trim() === '') !== (values.longitude.trim() === '')) errors[values.latitude.trim() ? 'longitude' : 'latitude'] = ['Give both latitude and longitude, or neither.'];
+/** The cheap rules of the spec (lib/asset-rules.ts) as a problem shown like the API's own. */
+function localProblem(values: { name: string; latitude: string; longitude: string }): ApiProblem | undefined {
+  const errors = checkAsset(values);
   return Object.keys(errors).length ? new ApiProblem(400, errors, undefined, 'Some fields need attention.') : undefined;
 }
 
@@ -37,7 +27,7 @@ export function AssetForm({ asset, onSaved, onCancel }: { asset?: Asset; onSaved
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    const local = checkAsset({ name, latitude, longitude });
+    const local = localProblem({ name, latitude, longitude });
     setProblem(local);
     if (local) return;
     setBusy(true);
@@ -65,7 +55,7 @@ export function AssetForm({ asset, onSaved, onCancel }: { asset?: Asset; onSaved
       <h2>{asset ? 'Edit asset' : 'New asset'}</h2>
       <div className="form-grid">
         <Field label="Name" name="name" problem={problem}>
-          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={255} required />
+          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={255} required autoFocus />
         </Field>
         <Field label="Type" name="type" problem={problem}>
           <select value={type} onChange={(e) => setType(e.target.value)} disabled={!!asset}>

@@ -3,9 +3,10 @@
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Inspection } from '../api/client';
 import { Field, FormErrors } from '../components/field';
-import type { ApiProblem } from '../lib/api-problem';
+import { ApiProblem } from '../lib/api-problem';
+import { defaultProcessingOptions, fromDateTimeLocal, processingParameters, toDateTimeLocal, type ProcessingOption } from '../lib/asset-rules';
 
-const OPTIONS = [
+const OPTIONS: readonly (readonly [ProcessingOption, string])[] = [
   ['generate_point_cloud', 'Generate point cloud'],
   ['clip_point_cloud', 'Clip point cloud around the asset'],
   ['generate_mesh', 'Generate mesh'],
@@ -15,25 +16,25 @@ const OPTIONS = [
   ['detect_rust', 'Detect rust'],
   ['roof_segmentation', 'Roof segmentation'],
   ['is_video', 'Input is a video'],
-] as const;
-type Option = (typeof OPTIONS)[number][0];
+];
 
 export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: number; onCreated: (inspection: Inspection) => void; onCancel: () => void }) {
   const [name, setName] = useState('');
-  const [date, setDate] = useState(() => localDateTime(new Date()));
+  const [date, setDate] = useState(() => toDateTimeLocal(new Date()));
   const [description, setDescription] = useState('');
   const [backend, setBackend] = useState<'mapper' | 'vortex'>('mapper');
-  const [options, setOptions] = useState<Record<Option, boolean>>(() => Object.fromEntries(OPTIONS.map(([key]) => [key, key === 'generate_point_cloud'])) as Record<Option, boolean>);
+  const [options, setOptions] = useState(defaultProcessingOptions);
   const [radius, setRadius] = useState('');
   const [problem, setProblem] = useState<ApiProblem>();
   const [busy, setBusy] = useState(false);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
+    const inspection_date = fromDateTimeLocal(date);
+    if (inspection_date === undefined) return setProblem(new ApiProblem(400, { inspection_date: ['Enter a date and time, or leave it empty.'] }, undefined, 'Some fields need attention.'));
     setBusy(true);
     setProblem(undefined);
-    const processing_parameters: Record<string, boolean | number> = { ...options };
-    if (options.clip_point_cloud && radius.trim()) processing_parameters.clipping_radius = Number(radius);
+    const processing_parameters = processingParameters(options, radius);
     try {
       const created = await unwrap(
         api.POST('/v1/inspections', {
@@ -41,7 +42,7 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
             asset: assetId,
             name: name.trim() || null,
             description: description.trim() || null,
-            inspection_date: date ? new Date(date).toISOString() : null,
+            inspection_date,
             processing_backend: backend,
             processing_parameters,
           } as never,
@@ -60,7 +61,7 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
       <h2>New inspection</h2>
       <div className="form-grid">
         <Field label="Inspection name" name="name" problem={problem}>
-          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={255} />
+          <input value={name} onChange={(e) => setName(e.target.value)} maxLength={255} autoFocus />
         </Field>
         <Field label="Inspection date" name="inspection_date" problem={problem} hint="Your local time">
           <input type="datetime-local" value={date} onChange={(e) => setDate(e.target.value)} />
@@ -83,9 +84,11 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
           </label>
         ))}
         {options.clip_point_cloud && (
-          <Field label="Clipping radius (metres)" name="processing_parameters.clipping_radius" problem={problem} hint="Empty: the service's default">
-            <input type="number" min={1} step={1} value={radius} onChange={(e) => setRadius(e.target.value)} />
-          </Field>
+          <div className="option-wide">
+            <Field label="Clipping radius (metres)" name="processing_parameters.clipping_radius" problem={problem} hint="Empty: the service's default">
+              <input type="number" min={1} step={1} value={radius} onChange={(e) => setRadius(e.target.value)} />
+            </Field>
+          </div>
         )}
       </fieldset>
       <FormErrors problem={problem} fields={['name', 'inspection_date', 'processing_backend', 'description', 'processing_parameters']} />
@@ -99,9 +102,4 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
       </div>
     </form>
   );
-}
-
-function localDateTime(date: Date): string {
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }

@@ -75,6 +75,24 @@ export function clientToPhoto(client: Point, box: { left: number; top: number; w
   return { x: (client.x - box.left) / box.width, y: (client.y - box.top) / box.height };
 }
 
+/** The rectangle between two corners given in pixels of a photo of the given size (dragged in any direction), clamped to the photo. */
+export function rectFromPixelCorners(a: Point, b: Point, width: number, height: number): Rect {
+  return rectFromCorners({ x: a.x / width, y: a.y / height }, { x: b.x / width, y: b.y / height });
+}
+
+/** Where a point of the photo (fractions) is on screen when the photo is drawn in `box`: the inverse of clientToPhoto. */
+export function photoToClient(point: Point, box: { left: number; top: number; width: number; height: number }): Point {
+  return { x: box.left + point.x * box.width, y: box.top + point.y * box.height };
+}
+
+/**
+ * The on-screen box of a photo of `size` pixels shown at `view` (scale, then translation by x, y)
+ * inside a frame whose upper left is at `frame` (client pixels): what clientToPhoto needs.
+ */
+export function viewBox(view: { scale: number; x: number; y: number }, size: { width: number; height: number }, frame: Point = { x: 0, y: 0 }): { left: number; top: number; width: number; height: number } {
+  return { left: frame.x + view.x, top: frame.y + view.y, width: size.width * view.scale, height: size.height * view.scale };
+}
+
 /** A rectangle in pixels of a photo of the given size (for display: "312 × 140 px at 1200, 800"). */
 export function rectInPixels(rect: Rect, width: number, height: number): { left: number; top: number; width: number; height: number } {
   return {

@@ -1,5 +1,6 @@
 // Allowance: the balance per allowance type, and the history of grants (ingress) and spends
-// (egress), newest first, paged.
+// (egress), newest first, paged. The API lists the history oldest first, so page 1 here is the
+// API's last page, reversed (one extra request to learn the count when it is not page 1).
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { useLoad } from '../app/use-load';
@@ -13,11 +14,18 @@ export function AllowancePage() {
   const [page, setPage] = useState(1);
   const types = useLoad(async () => asPage(await unwrap(api.GET('/v1/allowance/types/'))).results, []);
   const balance = useLoad(async () => asPage(await unwrap(api.GET('/v1/allowance/'))).results, []);
-  const history = useLoad(async () => asPage(await unwrap(api.GET('/v1/allowance/history/', { params: { query: { page, page_size: PAGE_SIZE } } }))), [page]);
+  const history = useLoad(async () => {
+    const fetchPage = async (p: number) => asPage(await unwrap(api.GET('/v1/allowance/history/', { params: { query: { page: p, page_size: PAGE_SIZE } } })));
+    const first = await fetchPage(1);
+    const total = pageCount(first.count, PAGE_SIZE);
+    const apiPage = Math.max(1, total - page + 1);
+    const shown = apiPage === 1 ? first : await fetchPage(apiPage);
+    return { count: first.count, total, results: [...shown.results].reverse() };
+  }, [page]);
   const names = new Map((types.data ?? []).map((t) => [t.code, t.name]));
 
   return (
-    <section>
+    <section className="allowance-page">
       <h1>Allowance</h1>
       <h2>Balance</h2>
       {balance.error ? (
@@ -85,7 +93,7 @@ export function AllowancePage() {
               ))}
             </tbody>
           </table>
-          <Pager page={page} total={pageCount(history.data.count, PAGE_SIZE)} onPage={setPage} />
+          <Pager page={page} total={history.data.total} onPage={setPage} />
         </>
       )}
     </section>

@@ -14,6 +14,7 @@ import { asPage } from '../lib/paging';
 export function AssetPage({ id }: { id: number }) {
   const asset = useLoad(() => unwrap(api.GET('/v1/assets/{id}/', { params: { path: { id } } })), [id]);
   const inspections = useLoad(async () => asPage(await unwrap(api.GET('/v1/assets/{id}/inspections/', { params: { path: { id } } }))).results, [id]);
+  const types = useLoad(async () => asPage(await unwrap(api.GET('/v1/assets/types/'))).results, []);
   const [mode, setMode] = useState<'view' | 'edit' | 'new-inspection'>('view');
   const [deleteProblem, setDeleteProblem] = useState<ApiProblem>();
 
@@ -56,6 +57,8 @@ export function AssetPage({ id }: { id: number }) {
         <AssetForm asset={record} onSaved={() => (setMode('view'), asset.reload())} onCancel={() => setMode('view')} />
       ) : (
         <dl className="details">
+          <dt>Type</dt>
+          <dd>{typeLabel(types.data?.find((t) => t.id === record.type)) ?? `Type ${record.type}`}</dd>
           <dt>Position</dt>
           <dd>{record.latitude !== null && record.longitude !== null ? `${record.latitude}, ${record.longitude}` : 'Not set'}</dd>
           <dt>Description</dt>
@@ -98,6 +101,7 @@ export function AssetPage({ id }: { id: number }) {
               <tr key={inspection.id}>
                 <td>
                   <a href={`#/inspections/${inspection.id}`}>{inspection.name || `Inspection ${inspection.id}`}</a>
+                  {inspection.retry_of !== null && <small className="hint"> · retry of #{inspection.retry_of}</small>}
                 </td>
                 <td>
                   <StatusBadge status={inspection.status} />
@@ -114,4 +118,8 @@ export function AssetPage({ id }: { id: number }) {
       )}
     </section>
   );
+}
+
+function typeLabel(type: { description: string; family: string } | undefined): string | undefined {
+  return type ? `${type.description} (${type.family})` : undefined;
 }

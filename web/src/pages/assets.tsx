@@ -20,10 +20,12 @@ export function AssetsPage({ search, page }: { search: string; page: number }) {
     async () => asPage(await unwrap(api.GET('/v1/assets/', { params: { query: { search: search || undefined, page, page_size: PAGE_SIZE } } }))),
     [search, page],
   );
+  const types = useLoad(async () => asPage(await unwrap(api.GET('/v1/assets/types/'))).results, []);
+  const typeNames = new Map((types.data ?? []).map((t) => [t.id, `${t.description} (${t.family})`]));
   const total = list.data ? pageCount(list.data.count, PAGE_SIZE) : 1;
 
   return (
-    <section>
+    <section className="assets-page">
       <div className="page-head">
         <h1>Assets</h1>
         {!creating && (
@@ -58,6 +60,7 @@ export function AssetsPage({ search, page }: { search: string; page: number }) {
             <thead>
               <tr>
                 <th scope="col">Name</th>
+                <th scope="col">Type</th>
                 <th scope="col">Position</th>
                 <th scope="col">Inspections</th>
                 <th scope="col">Updated</th>
@@ -69,6 +72,7 @@ export function AssetsPage({ search, page }: { search: string; page: number }) {
                   <td>
                     <a href={`#/assets/${asset.id}`}>{asset.name}</a>
                   </td>
+                  <td>{typeNames.get(asset.type) ?? asset.type}</td>
                   <td>{asset.latitude !== null && asset.longitude !== null ? `${asset.latitude}, ${asset.longitude}` : '—'}</td>
                   <td>{asset.inspections.length}</td>
                   <td>{new Date(asset.updated_at).toLocaleString()}</td>

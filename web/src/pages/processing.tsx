@@ -8,7 +8,8 @@ import { useLoad } from '../app/use-load';
 import { StatusBadge } from '../components/status-badge';
 import { ErrorState, Loading } from '../components/states';
 import type { ApiProblem } from '../lib/api-problem';
-import { isStable, processingSteps, statusName } from '../lib/statuses';
+import { retryBlockedReason } from '../lib/retry-rules';
+import { isStable, processingSteps, statusKind, statusName } from '../lib/statuses';
 
 const POLL_MS = 2000;
 
@@ -18,7 +19,10 @@ export function ProcessingPage({ id }: { id: number }) {
   const state = useLoad(() => unwrap(api.GET('/v1/inspections/{id}/processing/', { params: { path: { id } } })), [id, tick]);
   const additional = useLoad(() => unwrap(api.GET('/v1/inspections/additional_statuses/')), []);
   const [retryProblem, setRetryProblem] = useState<ApiProblem>();
+  const [retrying, setRetrying] = useState(false);
   const status = inspection.data?.status;
+  const assetId = inspection.data?.asset;
+  const asset = useLoad(() => (assetId === undefined ? Promise.resolve(undefined) : unwrap(api.GET('/v1/assets/{id}/', { params: { path: { id: assetId } } }))), [assetId]);
 
   useEffect(() => {
     if (status === undefined || isStable(status)) return;
@@ -33,20 +37,29 @@ export function ProcessingPage({ id }: { id: number }) {
   const additionalNames = new Map((Array.isArray(additional.data) ? additional.data : (additional.data?.results ?? [])).map((s) => [s.id, s.description]));
   const steps = processingSteps(record.status, !!record.processing_parameters.is_video, !!record.processing_parameters.clip_point_cloud);
 
+  const failed = statusKind(record.status) === 'error';
+  const blocked = retryBlockedReason(record);
+  // The cloud's progress bar only while its project works or once it is done; a failed project's
+  // bar would sit empty and read as "waiting".
+  const showProgress = cloud !== null && cloud.progress !== null && !failed && cloud.public_status !== 'ERROR' && cloud.public_status !== 'CANCELED';
+
   async function retry() {
     setRetryProblem(undefined);
+    setRetrying(true);
     try {
       const created = await unwrap(api.POST('/v1/inspections/retry/', { body: { inspection: record.id } as never }));
       navigate({ name: 'processing', id: (created as { id: number }).id });
     } catch (err) {
       setRetryProblem(err as ApiProblem);
+    } finally {
+      setRetrying(false);
     }
   }
 
   return (
     <section>
       <div className="breadcrumbs">
-        <a href="#/assets">Assets</a> › <a href={`#/assets/${record.asset}`}>Asset {record.asset}</a> › <a href={`#/inspections/${record.id}`}>{record.name || `Inspection ${record.id}`}</a> ›
+        <a href="#/assets">Assets</a> › <a href={`#/assets/${record.asset}`}>{asset.data?.name ?? `Asset ${record.asset}`}</a> › <a href={`#/inspections/${record.id}`}>{record.name || `Inspection ${record.id}`}</a> ›
       </div>
       <div className="page-head">
         <h1>Processing</h1>
@@ -60,14 +73,16 @@ export function ProcessingPage({ id }: { id: number }) {
           </li>
         ))}
       </ol>
-      <div className="card" aria-live="polite">
+      <div className="card processing-card" aria-live="polite">
         <p data-testid="inspection-status">
           Status: <strong>{statusName(record.status)}</strong> ({record.status})
         </p>
-        {state.data?.error_reason && (
-          <p className="form-errors" role="alert">
-            {state.data.error_reason}
-          </p>
+        {failed && (
+          <div className="form-errors" role="alert">
+            <p>
+              <strong>{statusName(record.status)}.</strong> {state.data?.error_reason ?? ''}
+            </p>
+          </div>
         )}
         {cloud && (
           <>
@@ -75,7 +90,12 @@ export function ProcessingPage({ id }: { id: number }) {
               Cloud project: <strong>{cloud.public_status}</strong> — {cloud.detailed_status}
               {cloud.engine ? ` · engine ${cloud.engine}` : ''} · {cloud.image_count} images
             </p>
-            {cloud.progress !== null && <progress max={100} value={cloud.progress} aria-label="Cloud processing progress" />}
+            {showProgress && (
+              <div className="processing-progress">
+                <progress max={100} value={cloud.progress ?? 0} aria-label="Cloud processing progress" />
+                <span data-testid="cloud-progress">{Math.round(cloud.progress ?? 0)} %</span>
+              </div>
+            )}
             {cloud.error_code !== null && (
               <p className="form-errors" role="alert">
                 Cloud error {cloud.error_code}: {cloud.error_reason}
@@ -97,14 +117,25 @@ export function ProcessingPage({ id }: { id: number }) {
           )}
           {[1, 2, 20].includes(record.status) && <a href={`#/inspections/${record.id}/upload`}>Upload photos</a>}
           {record.can_retry && (
-            <button type="button" onClick={retry}>
-              Retry processing
+            <button type="button" onClick={retry} disabled={retrying}>
+              {retrying ? 'Starting the retry…' : 'Retry processing'}
             </button>
           )}
+          {!isStable(record.status) && (
+            <span className="hint">
+              <span className="spinner" aria-hidden="true" /> Updated every {POLL_MS / 1000} s
+            </span>
+          )}
         </div>
+        {blocked && <p className="hint">{blocked}</p>}
         {retryProblem && (
           <p className="form-errors" role="alert">
             {retryProblem.message}
+          </p>
+        )}
+        {record.retry_of !== null && (
+          <p>
+            A retry of <a href={`#/inspections/${record.retry_of}/processing`}>inspection #{record.retry_of}</a>, with its photos.
           </p>
         )}
         {record.retries.length > 0 && (

@@ -35,6 +35,14 @@ const REPORT_OPTIONS = [
   ['include_2d_plans', 'Include 2D plans', false],
 ] as const;
 
+/** `report_status` of the spec in words. */
+const REPORT_STATES: Record<string, string> = {
+  'not available': 'not generated yet',
+  processing: 'being generated…',
+  available: 'ready',
+  error: 'generation failed',
+};
+
 /**
  * Saves a file from the S3 endpoint under a name. A link's `download` attribute is ignored for
  * another origin (the browser then shows the PDF instead of saving it), so the file is fetched
@@ -99,6 +107,8 @@ export function OutputsTab({ inspection, reload }: TabProps) {
 
   const list = outputs.data ?? [];
   const pdf = list.find((o) => o.output_type === 'report_pdf');
+  // A ZIP prepared earlier is already among the outputs: offer it without asking again.
+  const zipUrl = inputs.state === 'ready' ? inputs.url : inputs.state === 'idle' ? list.find((o) => o.output_type === 'input_zip')?.url : undefined;
   return (
     <div className="outputs-tab">
       <section aria-labelledby="outputs-heading">
@@ -125,8 +135,8 @@ export function OutputsTab({ inspection, reload }: TabProps) {
         )}
         <h3>Original photos</h3>
         <div className="actions">
-          {inputs.state === 'ready' && inputs.url ? (
-            <a className="button" href={inputs.url} download>
+          {zipUrl ? (
+            <a className="button" href={zipUrl} download>
               Download the photos (ZIP)
             </a>
           ) : (
@@ -144,10 +154,15 @@ export function OutputsTab({ inspection, reload }: TabProps) {
       </section>
       <section aria-labelledby="report-heading">
         <h2 id="report-heading">Report</h2>
-        <p data-testid="report-status">
-          Report: <strong>{inspection.report_status}</strong>
-          {inspection.report_status === 'processing' && <span className="spinner" aria-hidden="true" />}
+        <p data-testid="report-status" data-report-status={inspection.report_status} aria-live="polite">
+          Report: <strong>{REPORT_STATES[inspection.report_status] ?? inspection.report_status}</strong>
+          {inspection.report_status === 'processing' && <span className="spinner report-spinner" aria-hidden="true" />}
         </p>
+        {inspection.report_status === 'error' && (
+          <p className="form-errors" role="alert">
+            The report could not be generated. Check the options and generate it again.
+          </p>
+        )}
         {pdf && inspection.report_status === 'available' && (
           <p>
             <button type="button" className="primary" onClick={() => saveAs(pdf.url, `report-${inspection.id}.pdf`).catch((err) => setReportProblem(problemFrom(0, String(err))))}>

@@ -1,31 +1,52 @@
 // Photos of an inspection: a filmstrip of thumbnails, the selected photo with its annotations, and
 // the annotation form (draw a rectangle → fill → save; select one → edit or delete). The address
-// carries the photo and the annotation, so the 3D view can open a photo at an annotation.
+// carries the photo and the annotation (#/inspections/7?photo=12&annotation=3), so the 3D view can
+// open a photo at an annotation; an address with only the annotation opens that annotation's photo.
+// Keys (not while typing in a field): ←/→, j/k, PageUp/PageDown other photos; D draw; Esc stop.
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { api, unwrap, type Annotation, type Camera } from '../api/client';
 import { navigate } from '../app/navigation';
 import { useLoad } from '../app/use-load';
 import { Empty, ErrorState, Loading } from '../components/states';
 import type { ApiProblem } from '../lib/api-problem';
-import { asPage } from '../lib/paging';
 import { coords2dToRect, rectToCoords2d, type Rect } from '../lib/rect-coords';
 import type { TabProps } from '../pages/workspace';
 import { AnnotationForm } from './photos/annotation-form';
 import { PhotoViewer } from './photos/photo-viewer';
-import { previewUrl } from './photos/previews';
+import { allPages } from './photos/all-pages';
+import { preview, previewUrl, type Preview } from './photos/previews';
 import { Thumbnail } from './photos/thumbnail';
 
 export function PhotosTab({ inspection, route }: TabProps) {
-  const cameras = useLoad(async () => asPage(await unwrap(api.GET('/v1/inspections/{id}/cameras/', { params: { path: { id: inspection.id } } }))).results as Camera[], [inspection.id]);
-  const annotations = useLoad(async () => asPage(await unwrap(api.GET('/v1/inspections/{id}/annotations/', { params: { path: { id: inspection.id } } }))).results as Annotation[], [inspection.id]);
+  // Lists tagged with their inspection: useLoad keeps the previous data while reloading, and
+  // another inspection's photo ids must never be asked for under this one.
+  const cameraLoad = useLoad(
+    async () => ({
+      of: inspection.id,
+      items: await allPages((page, page_size) => unwrap(api.GET('/v1/inspections/{id}/cameras/', { params: { path: { id: inspection.id }, query: { page, page_size } } })) as Promise<Camera[]>),
+    }),
+    [inspection.id],
+  );
+  const annotationLoad = useLoad(
+    async () => ({
+      of: inspection.id,
+      items: await allPages((page, page_size) => unwrap(api.GET('/v1/inspections/{id}/annotations/', { params: { path: { id: inspection.id }, query: { page, page_size } } })) as Promise<Annotation[]>),
+    }),
+    [inspection.id],
+  );
+  const cameras = { ...cameraLoad, data: cameraLoad.data?.of === inspection.id ? cameraLoad.data.items : undefined };
+  const annotations = { ...annotationLoad, data: annotationLoad.data?.of === inspection.id ? annotationLoad.data.items : undefined };
   const list = cameras.data ?? [];
-  const current = list.find((c) => c.photo_id === route.photo) ?? list[0];
+  const routed = route.annotation !== undefined ? annotations.data?.find((a) => a.id === route.annotation) : undefined;
+  const current = list.find((c) => c.photo_id === (route.photo ?? routed?.photo_id)) ?? list[0];
   const index = current ? list.indexOf(current) : -1;
   const [drawing, setDrawing] = useState(false);
   const [draft, setDraft] = useState<Rect>();
   const [editing, setEditing] = useState(false);
   const [deleteProblem, setDeleteProblem] = useState<ApiProblem>();
-  const [src, setSrc] = useState<string>();
+  const [large, setLarge] = useState<Preview>();
+  const [largeFailed, setLargeFailed] = useState(false);
+  const [originalHref, setOriginalHref] = useState<string>();
 
   const show = useCallback(
     (photo: number | undefined, annotation?: number) => navigate({ name: 'workspace', id: inspection.id, tab: 'photos', photo, annotation }, { replace: true }),
@@ -33,19 +54,35 @@ export function PhotosTab({ inspection, route }: TabProps) {
   );
 
   useEffect(() => {
-    setSrc(undefined);
+    setLarge(undefined);
+    setLargeFailed(false);
     setDraft(undefined);
     setEditing(false);
     setDrawing(false);
-    if (current) previewUrl(inspection.id, current.photo_id, 'large').then(setSrc, () => setSrc(undefined));
+    if (!current) return;
+    let stale = false;
+    preview(inspection.id, current.photo_id, 'large').then(
+      (p) => !stale && setLarge(p),
+      () => !stale && setLargeFailed(true),
+    );
+    // Only presigned here (no download): the link opens the full-resolution file.
+    setOriginalHref(undefined);
+    previewUrl(inspection.id, current.photo_id, 'original').then(
+      (url) => !stale && setOriginalHref(url),
+      () => undefined,
+    );
+    return () => {
+      stale = true;
+    };
   }, [inspection.id, current?.photo_id]);
 
-  // ←/→ and PageUp/PageDown move between photos, D toggles drawing, Escape cancels; not while typing.
+  // ←/→, k/j and PageUp/PageDown move between photos, D toggles drawing, Escape cancels; not while
+  // typing in a field (nor with a modifier: the browser's own shortcuts stay).
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       const target = event.target as HTMLElement;
       if (target.closest('input, textarea, select, [contenteditable]') || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
-      const step = event.key === 'ArrowRight' || event.key === 'PageDown' ? 1 : event.key === 'ArrowLeft' || event.key === 'PageUp' ? -1 : 0;
+      const step = ['ArrowRight', 'PageDown', 'j'].includes(event.key) ? 1 : ['ArrowLeft', 'PageUp', 'k'].includes(event.key) ? -1 : 0;
       if (step && list.length) {
         const next = list[Math.min(list.length - 1, Math.max(0, index + step))];
         show(next.photo_id);
@@ -70,12 +107,12 @@ export function PhotosTab({ inspection, route }: TabProps) {
     return counts;
   }, [annotations.data]);
 
-  if (cameras.error) return <ErrorState error={cameras.error} onRetry={cameras.reload} />;
+  if (cameras.error && !cameras.loading) return <ErrorState error={cameras.error} onRetry={cameras.reload} />;
   if (!cameras.data) return <Loading label="Loading photos…" />;
   if (list.length === 0)
     return (
       <Empty>
-        <p>No photos yet: cameras appear once the photos have been analysed.</p>
+        <p>No photos to show yet: the photos appear here once the inspection has been processed (its cameras are made then).</p>
         <p>
           <a href={`#/inspections/${inspection.id}/processing`}>See the processing</a>
         </p>
@@ -113,15 +150,17 @@ export function PhotosTab({ inspection, route }: TabProps) {
       <div className="photo-main">
         <div className="photo-title">
           <strong>{current?.filename}</strong> · photo {index + 1} of {list.length} · {current?.dimensions.x}×{current?.dimensions.y} px{' '}
-          {current && (
-            <a href="#" onClick={(e) => (e.preventDefault(), previewUrl(inspection.id, current.photo_id, 'original').then((url) => window.open(url, '_blank', 'noopener')))}>
-              Full resolution
+          {originalHref && (
+            <a href={originalHref} target="_blank" rel="noopener noreferrer">
+              Open the original
             </a>
           )}
         </div>
         {current && (
           <PhotoViewer
-            src={src}
+            photo={large}
+            original={{ width: current.dimensions.x, height: current.dimensions.y }}
+            loadOriginal={() => previewUrl(inspection.id, current.photo_id, 'original')}
             alt={current.filename}
             annotations={onPhoto.map((a) => ({ id: a.id, number: a.number, type: a.type, severity: a.severity_level, coords: (a.data as { coords_2d?: unknown }).coords_2d }))}
             selectedId={selected?.id}
@@ -138,6 +177,11 @@ export function PhotosTab({ inspection, route }: TabProps) {
               show(current.photo_id, id);
             }}
           />
+        )}
+        {largeFailed && (
+          <p className="form-errors" role="alert">
+            The preview of this photo could not be loaded.
+          </p>
         )}
       </div>
       <aside className="annotation-panel" aria-label="Annotations of this photo">

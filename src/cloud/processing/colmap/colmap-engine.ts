@@ -54,7 +54,7 @@ import {
 } from './colmap-commands.ts';
 import { intrinsicsOf, readTextModel, registeredImageCount, type ColmapModel } from './colmap-model.ts';
 import { localFrame, type LocalFrame } from './georeference.ts';
-import { levelModel, medianReferenceResidual, type Leveling } from './leveling.ts';
+import { levelModel, medianReferenceResidual, misorientedCameras, type Leveling, type LevelingOutcome } from './leveling.ts';
 
 export interface ColmapEngineOptions {
   /** The colmap executable (default `colmap` on the PATH). */
@@ -110,7 +110,9 @@ export class ColmapEngine implements PhotogrammetryEngine {
       percent = next;
       await input.reportProgress(next, text);
     };
-    const colmap = async (name: string, args: string[], range: StepRange, text: string, parse?: (line: string) => number | null) => {
+    /** Runs one COLMAP command; true when it succeeded. With `mayFail`, an exit code 1 (a command that ran
+     * and found nothing, like a mapper with no initial pair) answers false instead of failing the job. */
+    const colmap = async (name: string, args: string[], range: StepRange, text: string, parse?: (line: string) => number | null, mayFail = false): Promise<boolean> => {
       step = name;
       commands.push([this.binary, ...args]);
       const t0 = Date.now();
@@ -132,7 +134,9 @@ export class ColmapEngine implements PhotogrammetryEngine {
       await pending;
       timings[name] = (timings[name] ?? 0) + (Date.now() - t0) / 1000;
       if (outcome.aborted || signal.aborted) throw this.abortError(input, timeLimit.signal, limitSeconds, name);
+      if (mayFail && outcome.code === 1 && !outcome.signal) return false;
       if (outcome.code !== 0 || outcome.signal) throw colmapFailure(name, outcome);
+      return true;
     };
 
     log.write(`open-inspection colmap engine, project ${input.projectUuid}, ${input.images.length} image(s), output system ${input.outputCrs.name}\n`);
@@ -206,18 +210,28 @@ export class ColmapEngine implements PhotogrammetryEngine {
       // 4. Mapping.
       const refineFocal = groups.some((g) => g.focalPx === null);
       const models: { dir: string; registered: number }[] = [];
-      for (let attempt = 1; attempt <= MAPPER_ATTEMPTS; attempt++) {
+      let attempts = 0;
+      const mapOnce = async () => {
+        const attempt = ++attempts;
         // The first attempt has the mapping share of progress; further ones the end of it.
         const range = attempt === 1 ? { start: 50, end: 85 } : { start: 85, end: 88 };
         await fsp.mkdir(mapperOutput(paths, attempt), { recursive: true });
-        await colmap('mapping', mapperArgs(paths, refineFocal, attempt), range, attempt === 1 ? 'Reconstructing cameras and points' : `Reconstructing again (attempt ${attempt})`, (line) => {
+        // COLMAP's mapper exits with 1 when it finds no initial image pair (now and then on a dozen
+        // lund photos): that attempt has no model, and the next one starts from another seed.
+        const ran = await colmap('mapping', mapperArgs(paths, refineFocal, attempt), range, attempt === 1 ? 'Reconstructing cameras and points' : `Reconstructing again (attempt ${attempt})`, (line) => {
           const m = /^Registering image #\d+ \((\d+)\)/.exec(line);
           return m ? Number(m[1]) / local.length : null;
-        });
-        models.push(...(await modelFolders(mapperOutput(paths, attempt))));
+        }, true);
+        if (!ran) log.write(`mapper attempt ${attempt}: COLMAP built no model (exit code 1)\n`);
+        const found = await modelFolders(mapperOutput(paths, attempt));
+        models.push(...found);
         const most = Math.max(0, ...models.map((m) => m.registered));
         log.write(`mapper attempt ${attempt}: largest model so far ${most} of ${local.length} images\n`);
-        if (most >= local.length) break;
+        return found.sort((a, b) => b.registered - a.registered)[0];
+      };
+      while (attempts < MAPPER_ATTEMPTS) {
+        await mapOnce();
+        if (Math.max(0, ...models.map((m) => m.registered)) >= local.length) break;
       }
       const best = models.sort((a, b) => b.registered - a.registered)[0];
       const needed = Math.max(MIN_REGISTERED, Math.ceil(MIN_REGISTERED_RATIO * local.length));
@@ -246,8 +260,8 @@ export class ColmapEngine implements PhotogrammetryEngine {
         return readTextModel(textDir);
       };
       const maxError = ALIGNMENT_MAX_ERROR_METRES / (frame?.unitFactor ?? 1); // in the output system's unit
-      let model: ColmapModel;
       let references: Map<string, Vec3> | null = null;
+      let refPath = '';
       if (frame) {
         references = new Map();
         for (const l of local) {
@@ -255,8 +269,12 @@ export class ColmapEngine implements PhotogrammetryEngine {
           const ref = frame.fromWgs84({ latitude: l.image.latitude, longitude: l.image.longitude, altitude: l.image.altitude });
           if (ref) references.set(l.name, ref);
         }
-        const refPath = path.join(work, 'reference_positions.txt');
+        refPath = path.join(work, 'reference_positions.txt');
         await fsp.writeFile(refPath, [...references].map(([name, p]) => `${name} ${p.map((v) => v.toFixed(4)).join(' ')}`).join('\n') + '\n');
+      }
+      /** A mapper model georeferenced (when GPS allows) and levelled; `tag` keeps its folders apart. */
+      const place = async (dir: string, tag: string): Promise<{ model: ColmapModel; leveling: LevelingOutcome | null; misoriented: string[] }> => {
+        if (!frame || !references) return { model: await exportModel(dir, `model${tag}`), leveling: null, misoriented: [] };
         // Two fits of the model to the GPS positions: COLMAP's robust one (RANSAC, 10 m) and a plain
         // least-squares one over every position. On noisy phone GPS along a walk the robust fit
         // now and then settles on a poor scale (lund: cameras a median 25-36 m from their GPS
@@ -264,30 +282,43 @@ export class ColmapEngine implements PhotogrammetryEngine {
         // positions (median) is kept.
         const fits: { name: string; model: ColmapModel; residual: number }[] = [];
         for (const [name, robust] of [['robust', true], ['least squares', false]] as const) {
-          const aligned = path.join(work, robust ? 'aligned' : 'aligned-ls');
+          const aligned = path.join(work, `${robust ? 'aligned' : 'aligned-ls'}${tag}`);
           await fsp.mkdir(aligned);
-          await colmap('georegistration', alignerArgs(best.dir, aligned, refPath, maxError, robust), { start: robust ? 88 : 90, end: robust ? 90 : 91 }, 'Georeferencing');
+          await colmap('georegistration', alignerArgs(dir, aligned, refPath, maxError, robust), { start: robust ? 88 : 90, end: robust ? 90 : 91 }, 'Georeferencing');
           if ((await registeredImageCount(aligned)) === 0) continue;
-          const fitted = await exportModel(aligned, robust ? 'model' : 'model-ls');
+          const fitted = await exportModel(aligned, `${robust ? 'model' : 'model-ls'}${tag}`);
           fits.push({ name, model: fitted, residual: medianReferenceResidual(fitted, references) * frame.unitFactor });
         }
-        log.write(`georegistration: ${fits.map((f) => `${f.name} fit, cameras a median ${f.residual.toFixed(2)} m from their GPS positions`).join('; ') || 'no fit'}\n`);
+        log.write(`georegistration${tag}: ${fits.map((f) => `${f.name} fit, cameras a median ${f.residual.toFixed(2)} m from their GPS positions`).join('; ') || 'no fit'}\n`);
         fits.sort((a, b) => a.residual - b.residual);
         if (!fits.length) {
           throw new EngineError(10410, `Processing failed: georegistration found no consistent fit between the model and the GPS positions of ${references.size} image(s) (at least 3 calibrated images with a GPS position within ${ALIGNMENT_MAX_ERROR_METRES} m are needed). See the processing log.`);
         }
-        model = fits[0].model;
-      } else {
-        model = await exportModel(best.dir, 'model');
+        const model = fits[0].model;
+        const leveling = levelModel(model, references, maxError);
+        if (leveling.reason) {
+          const refit = leveling.refit;
+          log.write(
+            `${leveling.reason === 'collinear' ? 'cameras nearly collinear' : leveling.reason === 'tilted' ? 'model rolled' : 'model upside down'} (spread ratio ${leveling.spreadRatio.toFixed(3)}): model turned ${leveling.rotationDeg.toFixed(1)} degrees about the cameras' main direction, ` +
+              `then refitted level to the GPS positions (scale ${refit?.scale.toFixed(4)}, turn ${refit?.turnDeg.toFixed(2)} degrees, ${refit?.used} positions)\n`,
+          );
+        }
+        const misoriented = misorientedCameras(model);
+        if (misoriented.length) log.write(`misoriented cameras${tag} (image right axis steeper than 45 degrees): ${misoriented.length}: ${misoriented.join(' ')}\n`);
+        return { model, leveling, misoriented };
+      };
+      let placed = await place(best.dir, '');
+      // Cameras turned on their side next to level ones: a wrong registration (misorientedCameras).
+      // Another mapper attempt (another seed), kept only when it places as many images with fewer
+      // such cameras.
+      while (placed.misoriented.length && attempts < MAPPER_ATTEMPTS) {
+        const again = await mapOnce();
+        if (!again || again.registered < registered) continue;
+        const candidate = await place(again.dir, `-${attempts}`);
+        log.write(`mapper attempt ${attempts}: ${candidate.misoriented.length} misoriented camera(s) against ${placed.misoriented.length}${candidate.misoriented.length < placed.misoriented.length ? ': kept' : ': not kept'}\n`);
+        if (candidate.misoriented.length < placed.misoriented.length) placed = candidate;
       }
-      const leveling = references ? levelModel(model, references, maxError) : null;
-      if (leveling?.reason) {
-        const refit = leveling.refit;
-        log.write(
-          `${leveling.reason === 'collinear' ? 'cameras nearly collinear' : leveling.reason === 'tilted' ? 'model rolled' : 'model upside down'} (spread ratio ${leveling.spreadRatio.toFixed(3)}): model turned ${leveling.rotationDeg.toFixed(1)} degrees about the cameras' main direction, ` +
-            `then refitted level to the GPS positions (scale ${refit?.scale.toFixed(4)}, turn ${refit?.turnDeg.toFixed(2)} degrees, ${refit?.used} positions)\n`,
-        );
-      }
+      const { model, leveling } = placed;
 
       // 6. Outputs.
       step = 'outputs';

@@ -210,6 +210,17 @@ export function cameraTilt(model: ColmapModel): number {
   return Math.sqrt(sum / model.images.length);
 }
 
+/**
+ * Cameras whose image-right axis is steeper than 45 degrees. Handheld photos and a drone's (nadir
+ * or oblique, from a gimbal) keep their horizon near level, so in a levelled model such a camera
+ * was registered wrongly (lund: the photos after a street corner, weakly tied to the rest, came
+ * out turned about 90 degrees in some runs). Portrait photos stored sideways (EXIF orientation)
+ * count too; they only cost another mapper attempt.
+ */
+export function misorientedCameras(model: ColmapModel): string[] {
+  return model.images.filter((img) => Math.abs(quaternionToMatrix(img.qvec)[0][2]) > Math.SQRT1_2).map((img) => img.name);
+}
+
 /** A model whose cameras' x axes are tilted more than this (sin 10°) on average is levelled too. */
 export const TILT_LIMIT = Math.sin((10 * Math.PI) / 180);
 

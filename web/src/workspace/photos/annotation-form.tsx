@@ -1,5 +1,7 @@
 // The fields of an annotation: type (with the user's and default types as suggestions), severity
-// 0..5, name, description, a ticket link. Creates (POST …?coords_3d=true) or updates (PATCH).
+// 0..5, name, description, ticket links (`data.links`: [{link, description}]). Creates
+// (POST /v1/annotations/?coords_3d=true, photo_id from the camera) or updates (PATCH). The API's
+// errors are shown under the field they name (data.links.1.link under the second link).
 import { useId, useState, type FormEvent } from 'react';
 import { api, unwrap, type Annotation } from '../../api/client';
 import { useLoad } from '../../app/use-load';
@@ -7,7 +9,13 @@ import { Field, FormErrors } from '../../components/field';
 import type { ApiProblem } from '../../lib/api-problem';
 import type { Coords2d } from '../../lib/rect-coords';
 
-const FIELDS = ['type', 'severity_level', 'name', 'description', 'data'];
+const FIELDS = ['type', 'severity_level', 'name', 'description', 'data.links'];
+const SEVERITIES = ['0 · none', '1 · minor', '2 · low', '3 · medium', '4 · high', '5 · critical'];
+
+interface Link {
+  link: string;
+  description: string;
+}
 
 export function AnnotationForm({ inspectionId, photoId, coords, annotation, onSaved, onCancel }: { inspectionId: number; photoId: number; coords: Coords2d; annotation?: Annotation; onSaved: (a: Annotation) => void; onCancel: () => void }) {
   const types = useLoad(() => unwrap(api.GET('/v1/annotations/types/')), []);
@@ -15,18 +23,22 @@ export function AnnotationForm({ inspectionId, photoId, coords, annotation, onSa
   const [severity, setSeverity] = useState(String(annotation?.severity_level ?? 0));
   const [name, setName] = useState(annotation?.name ?? '');
   const [description, setDescription] = useState(annotation?.description ?? '');
-  const existingLink = (annotation?.data as { links?: { link: string; description?: string }[] } | undefined)?.links?.[0];
-  const [link, setLink] = useState(existingLink?.link ?? '');
+  const existing = (annotation?.data as { links?: { link: string; description?: string }[] } | undefined)?.links ?? [];
+  const [links, setLinks] = useState<Link[]>(existing.length ? existing.map((l) => ({ link: l.link, description: l.description ?? '' })) : [{ link: '', description: '' }]);
   const [problem, setProblem] = useState<ApiProblem>();
   const [busy, setBusy] = useState(false);
   const listId = useId();
   const typeList = Array.isArray(types.data) ? types.data : (types.data?.results ?? []);
 
+  const setLink = (index: number, change: Partial<Link>) => setLinks((all) => all.map((l, i) => (i === index ? { ...l, ...change } : l)));
+
   async function submit(event: FormEvent) {
     event.preventDefault();
     setBusy(true);
     setProblem(undefined);
-    const data = { coords_2d: coords, ...(link.trim() ? { links: [{ link: link.trim(), description: 'Ticket' }] } : {}) };
+    // Empty rows are dropped; a description left blank says what the link is.
+    const filled = links.filter((l) => l.link.trim()).map((l) => ({ link: l.link.trim(), description: l.description.trim() || 'Ticket' }));
+    const data = { coords_2d: coords, ...(filled.length ? { links: filled } : {}) };
     const fields = { type: type.trim(), severity_level: Number(severity), name: name.trim() || null, description: description.trim() || null, data };
     try {
       const saved = annotation
@@ -43,19 +55,19 @@ export function AnnotationForm({ inspectionId, photoId, coords, annotation, onSa
   return (
     <form className="annotation-form" onSubmit={submit} aria-label={annotation ? 'Edit annotation' : 'New annotation'} noValidate>
       <h3>{annotation ? `Annotation #${annotation.number}` : 'New annotation'}</h3>
-      <Field label="Type" name="type" problem={problem}>
-        <input value={type} onChange={(e) => setType(e.target.value)} list={listId} maxLength={255} required autoFocus={!annotation} />
+      <Field label="Type" name="type" problem={problem} hint="e.g. crack, corrosion">
+        <input value={type} onChange={(e) => setType(e.target.value)} list={listId} maxLength={255} required autoFocus={!annotation} autoComplete="off" />
       </Field>
       <datalist id={listId}>
         {typeList.map((t) => (
           <option key={t.type} value={t.type} />
         ))}
       </datalist>
-      <Field label="Severity" name="severity_level" problem={problem} hint="0 none … 5 critical">
+      <Field label="Severity" name="severity_level" problem={problem}>
         <select value={severity} onChange={(e) => setSeverity(e.target.value)}>
-          {[0, 1, 2, 3, 4, 5].map((s) => (
+          {SEVERITIES.map((label, s) => (
             <option key={s} value={s}>
-              {s}
+              {label}
             </option>
           ))}
         </select>
@@ -64,12 +76,35 @@ export function AnnotationForm({ inspectionId, photoId, coords, annotation, onSa
         <input value={name} onChange={(e) => setName(e.target.value)} maxLength={255} />
       </Field>
       <Field label="Description" name="description" problem={problem}>
-        <textarea value={description} onChange={(e) => setDescription(e.target.value)} maxLength={10000} />
+        <textarea value={description} onChange={(e) => setDescription(e.target.value)} maxLength={10000} rows={3} />
       </Field>
-      <Field label="Ticket link" name="data.links" problem={problem} hint="https://…">
-        <input type="url" value={link} onChange={(e) => setLink(e.target.value)} maxLength={2048} />
-      </Field>
-      <FormErrors problem={problem} fields={FIELDS} />
+      <fieldset className="annotation-links">
+        <legend>Ticket links</legend>
+        {links.map((l, i) => (
+          <div className="annotation-link" key={i}>
+            <Field label={links.length > 1 ? `Ticket link ${i + 1}` : 'Ticket link'} name={`data.links.${i}.link`} problem={problem}>
+              <input type="url" value={l.link} onChange={(e) => setLink(i, { link: e.target.value })} maxLength={2048} placeholder="https://…" />
+            </Field>
+            <Field label={links.length > 1 ? `Link ${i + 1} title` : 'Link title'} name={`data.links.${i}.description`} problem={problem}>
+              <input value={l.description} onChange={(e) => setLink(i, { description: e.target.value })} maxLength={255} placeholder="Ticket" />
+            </Field>
+            {links.length > 1 && (
+              <button type="button" className="link" onClick={() => setLinks((all) => all.filter((_, j) => j !== i))} aria-label={`Remove ticket link ${i + 1}`}>
+                Remove
+              </button>
+            )}
+          </div>
+        ))}
+        <button type="button" onClick={() => setLinks((all) => [...all, { link: '', description: '' }])}>
+          Add a link
+        </button>
+      </fieldset>
+      <FormErrors problem={problem} fields={[...FIELDS, 'data.coords_2d']} />
+      {problem?.forField('data.coords_2d').length ? (
+        <p className="form-errors" role="alert">
+          Rectangle: {problem.forField('data.coords_2d').join(' ')}
+        </p>
+      ) : null}
       <div className="actions">
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Saving…' : 'Save annotation'}

@@ -1,9 +1,12 @@
-// A photo with its annotations as rectangles: zoom (wheel, +/−, 0 to fit), pan (drag, arrow keys
-// with Shift), and a draw mode (button or D) in which dragging draws a new rectangle. Rectangles
-// live in photo fractions (lib/rect-coords.ts) inside an SVG laid over the image, so they follow
-// zoom and pan without any maths here.
-import { useCallback, useEffect, useLayoutEffect, useRef, useState, type PointerEvent as ReactPointerEvent } from 'react';
+// A photo with its annotations as labelled rectangles: zoom (wheel, +/− buttons and keys, 0 to
+// fit), pan (drag; in draw mode drag with Shift or the middle button; arrow keys when zoomed in,
+// Shift+arrows always), and a draw mode (button or D) in which dragging draws a new rectangle.
+// The stage has the large preview's size (from the API); rectangles live in photo fractions
+// (lib/rect-coords.ts) in an SVG over the image, so they follow zoom and pan without maths here.
+// Zoomed in past the large preview's pixels, the original is loaded in its place.
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type PointerEvent as ReactPointerEvent } from 'react';
 import { clientToPhoto, coords2dToRect, isUsableRect, rectFromCorners, zoomAbout, type Point, type Rect } from '../../lib/rect-coords';
+import type { Preview } from './previews';
 
 export interface DrawnAnnotation {
   id: number;
@@ -19,8 +22,12 @@ interface View {
   y: number;
 }
 
+const PAN_STEP = 60;
+
 export function PhotoViewer({
-  src,
+  photo,
+  original,
+  loadOriginal,
   alt,
   annotations,
   selectedId,
@@ -30,7 +37,11 @@ export function PhotoViewer({
   onDrawn,
   onSelect,
 }: {
-  src: string | undefined;
+  /** The large preview: its URL and size in pixels. */
+  photo: Preview | undefined;
+  /** The original's size in pixels (the camera's), for the zoom figure and the swap to full resolution. */
+  original: { width: number; height: number };
+  loadOriginal: () => Promise<string>;
   alt: string;
   annotations: DrawnAnnotation[];
   selectedId?: number;
@@ -42,24 +53,83 @@ export function PhotoViewer({
 }) {
   const frame = useRef<HTMLDivElement>(null);
   const image = useRef<HTMLImageElement>(null);
-  const [natural, setNatural] = useState<{ w: number; h: number }>();
   const [view, setView] = useState<View>({ scale: 1, x: 0, y: 0 });
+  const [fitScale, setFitScale] = useState(1);
   const [sketch, setSketch] = useState<{ start: Point; end: Point }>();
+  const [fullSrc, setFullSrc] = useState<string>();
   const drag = useRef<{ x: number; y: number; view: View } | null>(null);
+  const userMoved = useRef(false);
 
   const fit = useCallback(() => {
     const box = frame.current?.getBoundingClientRect();
-    if (!box || !natural) return;
-    const scale = Math.min(box.width / natural.w, box.height / natural.h);
-    setView({ scale, x: (box.width - natural.w * scale) / 2, y: (box.height - natural.h * scale) / 2 });
-  }, [natural]);
-  useLayoutEffect(fit, [fit]);
+    if (!box || !photo || !box.width || !box.height) return;
+    const scale = Math.min(box.width / photo.width, box.height / photo.height);
+    userMoved.current = false;
+    setFitScale(scale);
+    setView({ scale, x: (box.width - photo.width * scale) / 2, y: (box.height - photo.height * scale) / 2 });
+  }, [photo?.width, photo?.height]);
+
+  // A new photo: fitted, at its preview resolution.
+  useLayoutEffect(() => {
+    setFullSrc(undefined);
+    fit();
+  }, [photo?.url, fit]);
+
+  // The frame resized (window, panel): fitted again unless the user has zoomed or panned.
+  useEffect(() => {
+    const element = frame.current;
+    if (!element) return;
+    const observer = new ResizeObserver(() => {
+      if (!userMoved.current) fit();
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [fit]);
+
+  // An annotation selected (from the list, or the address when another tab opens the photo at
+  // it) that lies outside the zoomed view: back to the whole photo so it can be seen.
+  const viewRef = useRef(view);
+  viewRef.current = view;
+  useEffect(() => {
+    const selected = annotations.find((a) => a.id === selectedId);
+    const r = selected && coords2dToRect(selected.coords);
+    const box = frame.current?.getBoundingClientRect();
+    if (!r || !box || !photo) return;
+    const v = viewRef.current;
+    const [left, top] = [v.x + r.x0 * photo.width * v.scale, v.y + r.y0 * photo.height * v.scale];
+    const [right, bottom] = [v.x + r.x1 * photo.width * v.scale, v.y + r.y1 * photo.height * v.scale];
+    if (left < 0 || top < 0 || right > box.width || bottom > box.height) fit();
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- only when the selection or the photo changes
+  }, [selectedId, photo?.url]);
+
+  // Past the preview's own pixels, and the original has more: show the original.
+  const wantsOriginal = !!photo && view.scale > 1.05 && original.width > photo.width;
+  const loadOriginalRef = useRef(loadOriginal);
+  loadOriginalRef.current = loadOriginal;
+  useEffect(() => {
+    if (!wantsOriginal || fullSrc) return;
+    let cancelled = false;
+    loadOriginalRef
+      .current()
+      .then((url) => {
+        const img = new Image();
+        img.onload = () => !cancelled && setFullSrc(url);
+        img.src = url;
+      })
+      .catch(() => undefined); // the preview stays; zooming still works
+    return () => {
+      cancelled = true;
+    };
+  }, [wantsOriginal, fullSrc, photo?.url]);
 
   const zoom = (factor: number, anchor?: Point) => {
     const box = frame.current?.getBoundingClientRect();
     if (!box) return;
-    setView((v) => zoomAbout(v, factor, anchor ?? { x: box.width / 2, y: box.height / 2 }));
+    userMoved.current = true;
+    setView((v) => zoomAbout(v, factor, anchor ?? { x: box.width / 2, y: box.height / 2 }, { min: fitScale / 4, max: Math.max(8, fitScale * 40) }));
   };
+  const zoomRef = useRef(zoom);
+  zoomRef.current = zoom;
 
   useEffect(() => {
     const element = frame.current;
@@ -67,24 +137,23 @@ export function PhotoViewer({
     const onWheel = (event: WheelEvent) => {
       event.preventDefault();
       const box = element.getBoundingClientRect();
-      zoom(event.deltaY < 0 ? 1.2 : 1 / 1.2, { x: event.clientX - box.left, y: event.clientY - box.top });
+      zoomRef.current(event.deltaY < 0 ? 1.2 : 1 / 1.2, { x: event.clientX - box.left, y: event.clientY - box.top });
     };
     element.addEventListener('wheel', onWheel, { passive: false });
     return () => element.removeEventListener('wheel', onWheel);
   }, []);
 
-  const photoPoint = (event: ReactPointerEvent) => {
-    const box = image.current!.getBoundingClientRect();
-    return clientToPhoto({ x: event.clientX, y: event.clientY }, box);
-  };
+  const photoPoint = (event: ReactPointerEvent) => clientToPhoto({ x: event.clientX, y: event.clientY }, image.current!.getBoundingClientRect());
 
   function onPointerDown(event: ReactPointerEvent<HTMLDivElement>) {
-    if (event.button !== 0 || !natural) return;
+    if (!photo || (event.button !== 0 && event.button !== 1)) return;
     frame.current?.setPointerCapture(event.pointerId);
-    if (drawing) {
+    frame.current?.focus({ preventScroll: true });
+    if (drawing && event.button === 0 && !event.shiftKey) {
       const point = photoPoint(event);
       setSketch({ start: point, end: point });
     } else {
+      event.preventDefault();
       drag.current = { x: event.clientX, y: event.clientY, view };
     }
   }
@@ -92,6 +161,7 @@ export function PhotoViewer({
     if (sketch) setSketch({ ...sketch, end: photoPoint(event) });
     else if (drag.current) {
       const d = drag.current;
+      userMoved.current = true;
       setView({ ...d.view, x: d.view.x + event.clientX - d.x, y: d.view.y + event.clientY - d.y });
     }
   }
@@ -106,14 +176,17 @@ export function PhotoViewer({
     }
   }
 
-  function onKeyDown(event: React.KeyboardEvent) {
-    const step = 40;
+  const zoomedIn = view.scale > fitScale * 1.001;
+  function onKeyDown(event: ReactKeyboardEvent) {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
     if (event.key === '+' || event.key === '=') zoom(1.25);
-    else if (event.key === '-') zoom(0.8);
+    else if (event.key === '-' || event.key === '_') zoom(0.8);
     else if (event.key === '0') fit();
-    else if (event.shiftKey && event.key.startsWith('Arrow')) {
-      const dx = event.key === 'ArrowLeft' ? step : event.key === 'ArrowRight' ? -step : 0;
-      const dy = event.key === 'ArrowUp' ? step : event.key === 'ArrowDown' ? -step : 0;
+    else if (event.key.startsWith('Arrow') && (event.shiftKey || zoomedIn)) {
+      // Zoomed in, the arrows move the photo; at fit they go on to the tab (other photos).
+      const dx = event.key === 'ArrowLeft' ? PAN_STEP : event.key === 'ArrowRight' ? -PAN_STEP : 0;
+      const dy = event.key === 'ArrowUp' ? PAN_STEP : event.key === 'ArrowDown' ? -PAN_STEP : 0;
+      userMoved.current = true;
       setView((v) => ({ ...v, x: v.x + dx, y: v.y + dy }));
     } else return;
     event.preventDefault();
@@ -121,65 +194,87 @@ export function PhotoViewer({
   }
 
   const live = sketch ? rectFromCorners(sketch.start, sketch.end) : undefined;
+  const shown = live ?? draft;
+  const percent = photo ? Math.round(((view.scale * photo.width) / original.width) * 100) : 0;
   return (
     <div className="photo-viewer">
       <div className="viewer-tools" role="toolbar" aria-label="Photo tools">
-        <button type="button" aria-pressed={drawing} onClick={() => onDrawingChange(!drawing)} title="Draw a rectangle (D)">
-          {drawing ? 'Drawing: drag on the photo' : 'Draw annotation'}
+        <button type="button" aria-pressed={drawing} onClick={() => onDrawingChange(!drawing)} title="Draw a rectangle on the photo (D)" aria-keyshortcuts="D">
+          Draw annotation
         </button>
-        <button type="button" onClick={() => zoom(1.25)} aria-label="Zoom in" title="Zoom in (+)">
+        <button type="button" onClick={() => zoom(1.25)} aria-label="Zoom in" title="Zoom in (+)" aria-keyshortcuts="+">
           +
         </button>
-        <button type="button" onClick={() => zoom(0.8)} aria-label="Zoom out" title="Zoom out (−)">
+        <button type="button" onClick={() => zoom(0.8)} aria-label="Zoom out" title="Zoom out (−)" aria-keyshortcuts="-">
           −
         </button>
-        <button type="button" onClick={fit} title="Fit the photo (0)">
+        <button type="button" onClick={fit} aria-label="Fit the photo" title="Fit the photo (0)" aria-keyshortcuts="0">
           Fit
         </button>
-        <span className="hint">Wheel or +/− zoom · drag or Shift+arrows pan · ←/→ other photos</span>
+        <span className="zoom-level" aria-label="Zoom level">
+          {percent} %
+        </span>
+        <span className="hint" aria-live="polite" title="Wheel or +/− zoom · drag to pan (Shift+drag in draw mode; arrows when zoomed) · ←/→, j/k, PageUp/PageDown other photos · D draw · 0 fit">
+          {drawing ? 'Drag on the photo to draw a rectangle (Esc to stop)' : 'Wheel or +/− zoom · drag to pan (arrows when zoomed) · ←/→ or j/k other photos'}
+        </span>
       </div>
       <div
         ref={frame}
         className={drawing ? 'viewer-frame drawing' : 'viewer-frame'}
         tabIndex={0}
         role="application"
-        aria-label={`Photo ${alt}${drawing ? ', draw mode' : ''}`}
+        aria-label={`Photo ${alt}${drawing ? ', draw mode: drag to draw a rectangle' : ''}`}
+        aria-roledescription="photo viewer"
         data-testid="photo-frame"
         onPointerDown={onPointerDown}
         onPointerMove={onPointerMove}
         onPointerUp={onPointerUp}
+        onPointerCancel={() => ((drag.current = null), setSketch(undefined))}
         onKeyDown={onKeyDown}
       >
-        {src && (
-          <div className="viewer-stage" style={{ transform: `translate(${view.x}px, ${view.y}px) scale(${view.scale})`, width: natural?.w, height: natural?.h }}>
-            <img ref={image} src={src} alt={alt} draggable={false} onLoad={(e) => setNatural({ w: e.currentTarget.naturalWidth, h: e.currentTarget.naturalHeight })} data-testid="photo-image" />
-            {natural && (
-              <svg className="viewer-overlay" viewBox="0 0 1 1" preserveAspectRatio="none" width={natural.w} height={natural.h}>
-                {annotations.map((a) => {
-                  const r = coords2dToRect(a.coords);
-                  if (!r) return null;
-                  return (
-                    <rect
-                      key={a.id}
-                      x={r.x0}
-                      y={r.y0}
-                      width={r.x1 - r.x0}
-                      height={r.y1 - r.y0}
-                      className={`annotation-rect severity-${a.severity}${a.id === selectedId ? ' selected' : ''}`}
-                      data-annotation-id={a.id}
-                      onPointerDown={(e) => {
-                        if (drawing) return;
-                        e.stopPropagation();
-                        onSelect(a.id);
-                      }}
-                    >
-                      <title>{`#${a.number} ${a.type} (severity ${a.severity})`}</title>
-                    </rect>
-                  );
-                })}
-                {(live ?? draft) && <rect x={(live ?? draft)!.x0} y={(live ?? draft)!.y0} width={(live ?? draft)!.x1 - (live ?? draft)!.x0} height={(live ?? draft)!.y1 - (live ?? draft)!.y0} className="annotation-rect draft" />}
-              </svg>
-            )}
+        {photo && (
+          <div className="viewer-stage" style={{ transform: `translate(${view.x}px, ${view.y}px) scale(${view.scale})`, width: photo.width, height: photo.height }}>
+            <img ref={image} src={fullSrc ?? photo.url} alt={alt} width={photo.width} height={photo.height} draggable={false} data-testid="photo-image" />
+            <svg className="viewer-overlay" viewBox="0 0 1 1" preserveAspectRatio="none" width={photo.width} height={photo.height}>
+              {annotations.map((a) => {
+                const r = coords2dToRect(a.coords);
+                if (!r) return null;
+                return (
+                  <rect
+                    key={a.id}
+                    x={r.x0}
+                    y={r.y0}
+                    width={r.x1 - r.x0}
+                    height={r.y1 - r.y0}
+                    className={`annotation-rect severity-${a.severity}${a.id === selectedId ? ' selected' : ''}`}
+                    data-annotation-id={a.id}
+                    onPointerDown={(e) => {
+                      if (drawing || e.button !== 0) return;
+                      e.stopPropagation();
+                      onSelect(a.id);
+                    }}
+                  >
+                    <title>{`#${a.number} ${a.type} (severity ${a.severity})`}</title>
+                  </rect>
+                );
+              })}
+              {shown && <rect x={shown.x0} y={shown.y0} width={shown.x1 - shown.x0} height={shown.y1 - shown.y0} className="annotation-rect draft" />}
+            </svg>
+            {annotations.map((a) => {
+              const r = coords2dToRect(a.coords);
+              if (!r) return null;
+              // Labels keep their size on screen whatever the zoom (counter-scaled).
+              return (
+                <span
+                  key={a.id}
+                  className={`annotation-label severity-${a.severity}${a.id === selectedId ? ' selected' : ''}`}
+                  style={{ left: `${r.x0 * 100}%`, top: `${r.y0 * 100}%`, transform: `scale(${1 / view.scale})` }}
+                  aria-hidden="true"
+                >
+                  #{a.number} {a.type}
+                </span>
+              );
+            })}
           </div>
         )}
       </div>

@@ -10,12 +10,16 @@ export function Thumbnail({ inspectionId, photoId, filename, selected, annotatio
   useEffect(() => {
     const element = button.current;
     if (!element) return;
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) {
-        observer.disconnect();
-        previewUrl(inspectionId, photoId, 'thumb').then(setUrl, () => setFailed(true));
-      }
-    });
+    // Asked a little before it scrolls into view (rootMargin), so the strip fills as it scrolls.
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) {
+          observer.disconnect();
+          previewUrl(inspectionId, photoId, 'thumb').then(setUrl, () => setFailed(true));
+        }
+      },
+      { rootMargin: '300px' },
+    );
     observer.observe(element);
     return () => observer.disconnect();
   }, [inspectionId, photoId]);
@@ -25,8 +29,8 @@ export function Thumbnail({ inspectionId, photoId, filename, selected, annotatio
   }, [selected]);
 
   return (
-    <button ref={button} type="button" className={selected ? 'thumb selected' : 'thumb'} aria-pressed={selected} onClick={onSelect} title={filename} data-photo-id={photoId}>
-      {url ? <img src={url} alt="" loading="lazy" decoding="async" /> : <span className="thumb-placeholder">{failed ? 'No preview' : ''}</span>}
+    <button ref={button} type="button" className={selected ? 'thumb selected' : 'thumb'} aria-pressed={selected} onClick={onSelect} title={filename} aria-label={`${filename}${annotations ? `, ${annotations} annotation${annotations > 1 ? "s" : ""}` : ""}`} data-photo-id={photoId}>
+      {url ? <img src={url} alt="" loading="lazy" decoding="async" onError={() => (setUrl(undefined), setFailed(true))} /> : <span className="thumb-placeholder">{failed ? 'No preview' : ''}</span>}
       <span className="thumb-label">
         {filename}
         {annotations > 0 && <span className="badge">{annotations}</span>}
