@@ -5,6 +5,7 @@ import { useEffect, useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { navigate } from '../app/navigation';
 import { useLoad } from '../app/use-load';
+import { InspectionCrumbs } from '../components/inspection-crumbs';
 import { StatusBadge } from '../components/status-badge';
 import { ErrorState, Loading } from '../components/states';
 import type { ApiProblem } from '../lib/api-problem';
@@ -21,8 +22,6 @@ export function ProcessingPage({ id }: { id: number }) {
   const [retryProblem, setRetryProblem] = useState<ApiProblem>();
   const [retrying, setRetrying] = useState(false);
   const status = inspection.data?.status;
-  const assetId = inspection.data?.asset;
-  const asset = useLoad(() => (assetId === undefined ? Promise.resolve(undefined) : unwrap(api.GET('/v1/assets/{id}/', { params: { path: { id: assetId } } }))), [assetId]);
 
   useEffect(() => {
     if (status === undefined || isStable(status)) return;
@@ -58,9 +57,7 @@ export function ProcessingPage({ id }: { id: number }) {
 
   return (
     <section>
-      <div className="breadcrumbs">
-        <a href="#/assets">Assets</a> › <a href={`#/assets/${record.asset}`}>{asset.data?.name ?? `Asset ${record.asset}`}</a> › <a href={`#/inspections/${record.id}`}>{record.name || `Inspection ${record.id}`}</a> ›
-      </div>
+      <InspectionCrumbs inspection={record} linkInspection />
       <div className="page-head">
         <h1>Processing</h1>
         <StatusBadge status={record.status} />

@@ -7,6 +7,7 @@ import { api, unwrap, type Inspection } from '../api/client';
 import { navigate } from '../app/navigation';
 import { useLoad } from '../app/use-load';
 import { ErrorState, Loading } from '../components/states';
+import { InspectionCrumbs } from '../components/inspection-crumbs';
 import { StatusBadge } from '../components/status-badge';
 import { ApiProblem } from '../lib/api-problem';
 import { asPage } from '../lib/paging';
@@ -24,10 +25,7 @@ export function UploadPage({ id }: { id: number }) {
   const record = inspection.data;
   return (
     <section className="upload-page" aria-labelledby="upload-title">
-      <div className="breadcrumbs">
-        <a href="#/assets">Assets</a> › <a href={`#/assets/${record.asset}`}>Asset {record.asset}</a> ›{' '}
-        <a href={`#/inspections/${record.id}`}>{record.name || `Inspection ${record.id}`}</a> ›
-      </div>
+      <InspectionCrumbs inspection={record} linkInspection />
       <div className="page-head">
         <h1 id="upload-title">Upload photos</h1>
         <StatusBadge status={record.status} />

@@ -7,6 +7,7 @@ import { navigate } from '../app/navigation';
 import type { Route, WorkspaceTab } from '../app/routes';
 import { useLoad } from '../app/use-load';
 import { ErrorState, Loading } from '../components/states';
+import { InspectionCrumbs } from '../components/inspection-crumbs';
 import { StatusBadge } from '../components/status-badge';
 
 export type WorkspaceRoute = Extract<Route, { name: 'workspace' }>;
@@ -40,9 +41,7 @@ export function WorkspacePage({ route }: { route: WorkspaceRoute }) {
   const props: TabProps = { inspection: record, route, reload: inspection.reload };
   return (
     <section className="workspace">
-      <div className="breadcrumbs">
-        <a href="#/assets">Assets</a> › <a href={`#/assets/${record.asset}`}>Asset {record.asset}</a> ›
-      </div>
+      <InspectionCrumbs inspection={record} />
       <div className="page-head">
         <h1>{record.name || `Inspection ${record.id}`}</h1>
         <div className="actions">
