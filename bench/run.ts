@@ -2,7 +2,7 @@
 // median of the rounds with the min–max range, ratios to the anchor of the same round. Prints the
 // table and writes it as JSON to bench/results/. See bench/README.md.
 //
-//   --only api,upload,analysis,scale   run these benchmarks only (default: all)
+//   --only api,upload,analysis,scale,rust   run these benchmarks only (default: all)
 //   --rounds N                         rounds per benchmark (default 3; fewer than 3 is for development)
 //   --db pglite,postgres               databases of the API and scale benchmarks (default both)
 //   --api-seconds S                    seconds per measured API run (default 8)
@@ -18,12 +18,13 @@ import { runApi } from './api.ts';
 import { runUpload } from './upload.ts';
 import { runAnalysis } from './analysis.ts';
 import { runScale } from './scale.ts';
+import { runRustDetection } from './rust-detection.ts';
 import { summariseProfiles } from './profile-summary.ts';
 import type { BenchOptions, BenchResult, MemoryRecord } from './lib/context.ts';
 import { ROOT } from './lib/processes.ts';
 import { fmt, log, renderTable, type Row } from './lib/stats.ts';
 
-const BENCHMARKS = { api: runApi, upload: runUpload, analysis: runAnalysis, scale: runScale } as const;
+const BENCHMARKS = { api: runApi, upload: runUpload, analysis: runAnalysis, scale: runScale, rust: runRustDetection } as const;
 type Name = keyof typeof BENCHMARKS;
 
 function parseArgs(argv: string[]): { only: Name[]; options: BenchOptions; profile: boolean } {

@@ -1,14 +1,21 @@
-// `npm run demo`: the typical inspection flow against a running server (`npm start`), on a few
-// generated geotagged photos, printing each step. Reads the demo account that the first start
-// wrote to DATA_DIR/bootstrap-credentials.json.
-//   INSPECTION_URL (default http://127.0.0.1:8000), DATA_DIR (default ./data), DEMO_IMAGES (default 6)
+// `npm run demo`: the typical inspection flow against a running server (`npm start`), printing
+// each step. Reads the demo account that the first start wrote to DATA_DIR/bootstrap-credentials.json.
+// The photos: the 29 lund street photos of test/fixtures/lund (real photos, which the colmap
+// engine, the default where COLMAP is installed, reconstructs in a few minutes: refined cameras,
+// point cloud, clipping, ground reference altitude); DEMO_IMAGES=N uses N generated geotagged
+// photos instead (seconds, but only the exif engine can process them: they are not a real scene).
+//   INSPECTION_URL (default http://127.0.0.1:8000), DATA_DIR (default ./data), DEMO_IMAGES (default: lund)
 import fs from 'node:fs';
 import path from 'node:path';
 import { InspectionClient } from '../src/sdk/inspection-client.ts';
 import { generateDemoImageSet } from './generate-demo-images.ts';
 import { bootstrapFile, type DemoCredentials } from '../src/admin/bootstrap.ts';
+import exifr from 'exifr';
+import { fileURLToPath } from 'node:url';
 
-const STATUS_NAMES: Record<number, string> = { 1: 'New', 2: 'Uploading input files', 3: 'Analyzing input images', 4: 'Photogrammetry processing', 7: 'Processing completed', 16: 'ERROR - Photogrammetry processing', 19: 'ERROR - Not enough valid images', 20: 'Waiting for processing' };
+const LUND = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../test/fixtures/lund/images');
+
+const STATUS_NAMES: Record<number, string> = { 1: 'New', 2: 'Uploading input files', 3: 'Analyzing input images', 4: 'Photogrammetry processing', 5: 'Clipping point cloud', 7: 'Processing completed', 16: 'ERROR - Photogrammetry processing', 19: 'ERROR - Not enough valid images', 20: 'Waiting for processing' };
 
 async function main(): Promise<void> {
   const baseUrl = process.env.INSPECTION_URL ?? 'http://127.0.0.1:8000';
@@ -22,22 +29,29 @@ async function main(): Promise<void> {
   const token = await client.login(demo.username, demo.password);
   console.log(`token valid for ${token.expires_in} s`);
 
+  const generated = process.env.DEMO_IMAGES !== undefined;
+  const count = Number(process.env.DEMO_IMAGES ?? 6);
+  const images = generated
+    ? (await generateDemoImageSet(count, { latitude: 46.5183, longitude: 6.5619, altitude: 420 })).map((image) => ({ name: image.filename, body: image.data }))
+    : fs.readdirSync(LUND).filter((f) => f.endsWith('.jpg')).sort().map((name) => ({ name, body: fs.readFileSync(path.join(LUND, name)) }));
+  // The asset stands at the photos' GPS centroid (lund: the building in the middle of the walk).
+  const positions = generated ? [{ latitude: 46.5183, longitude: 6.5619 }] : await Promise.all(images.map(async (i) => (await exifr.gps(i.body))!));
+  const centroid = { latitude: positions.reduce((a, p) => a + p.latitude, 0) / positions.length, longitude: positions.reduce((a, p) => a + p.longitude, 0) / positions.length };
+
   step('POST /v1/assets/');
-  const asset = await client.createAsset({ name: 'Demo tower', type: 1, latitude: '46.51830000', longitude: '6.56190000' });
+  const asset = await client.createAsset({ name: generated ? 'Demo tower' : 'Lund building', type: 1, latitude: centroid.latitude.toFixed(8), longitude: centroid.longitude.toFixed(8) });
   console.log(`asset ${asset.id}, project group ${asset.project_group_id}`);
 
   step('POST /v1/inspections');
-  const created = await client.createInspection({ asset: asset.id, name: 'Demo inspection', processing_parameters: { generate_point_cloud: true } });
+  const created = await client.createInspection({ asset: asset.id, name: 'Demo inspection', processing_parameters: { generate_point_cloud: true, clip_point_cloud: true, clipping_radius: 40 } });
   console.log(`inspection ${created.id}: status ${created.status}, project ${created.project_id} (${created.project_uuid})`);
 
   step(`GET /v1/inspections/${created.id}/s3_credentials/`);
   const credentials = await client.storageCredentials(created.id);
   console.log(`bucket ${credentials.bucket}, prefix ${credentials.key}, endpoint ${credentials.endpoint_override}, expires ${credentials.expiration}`);
 
-  const count = Number(process.env.DEMO_IMAGES ?? 6);
-  step(`Upload ${count} generated geotagged photos with @aws-sdk/client-s3`);
-  const images = await generateDemoImageSet(count, { latitude: 46.5183, longitude: 6.5619, altitude: 420 });
-  const keys = await client.upload(credentials, images.map((image) => ({ name: image.filename, body: image.data })));
+  step(`Upload ${images.length} ${generated ? 'generated geotagged' : 'lund'} photos with @aws-sdk/client-s3`);
+  const keys = await client.upload(credentials, images);
   for (const key of keys) console.log(`  ${key}`);
 
   step(`POST /v1/inspections/${created.id}/register_images/`);
@@ -48,7 +62,9 @@ async function main(): Promise<void> {
   console.log(`status ${started.status}`);
 
   step('Polling the inspection');
-  const done = await client.waitUntilSettled(created.id, { onStatus: (s) => console.log(`  status ${s} ${STATUS_NAMES[s] ?? ''}`) });
+  const done = await client.waitUntilSettled(created.id, { timeoutMs: 60 * 60_000, onStatus: (s) => console.log(`  status ${s} ${STATUS_NAMES[s] ?? ''}`) });
+  const extras = await client.request('GET', `/v1/inspections/${created.id}/extras/`);
+  console.log(`ground_reference_altitude ${done.ground_reference_altitude} m; coordinate system ${/^[A-Z_]+\["([^"]*)"/.exec(extras.body.coordinate_system)?.[1] ?? extras.body.coordinate_system}; offset ${JSON.stringify(extras.body.offset_3d_xyz)}`);
 
   step(`GET /v1/inspections/${created.id}/cameras/`);
   const cameras = await client.cameras(created.id);

@@ -249,8 +249,13 @@ function encodeValues(e: Entry, le: boolean): Buffer {
   e.values.forEach((v, i) => {
     const o = i * size;
     if (e.type === BYTE) out.writeUInt8(v as number, o);
-    else if (e.type === SHORT) le ? out.writeUInt16LE(v as number, o) : out.writeUInt16BE(v as number, o);
-    else if (e.type === LONG) le ? out.writeUInt32LE(v as number, o) : out.writeUInt32BE(v as number, o);
+    else if (e.type === SHORT) {
+      if (le) out.writeUInt16LE(v as number, o);
+      else out.writeUInt16BE(v as number, o);
+    } else if (e.type === LONG) {
+      if (le) out.writeUInt32LE(v as number, o);
+      else out.writeUInt32BE(v as number, o);
+    }
     else if (e.type === RATIONAL) {
       const [n, d] = v as [number, number];
       if (le) {

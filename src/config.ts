@@ -3,6 +3,7 @@
 // Every variable is listed, with its default, in the README's configuration table.
 import path from 'node:path';
 import { ENGINE_NAMES } from './cloud/processing/engines.ts';
+import { defaultEngineName, findsExecutable, type ExecutableProbe } from './cloud/processing/engine-default.ts';
 
 export interface Config {
   /** Folder for the embedded database, the embedded object store, secrets and e-mails. */
@@ -30,6 +31,12 @@ export interface Config {
   storagePrefixQuotaBytes: number;
   /** Multipart uploads not completed this many seconds after they started are removed. */
   storageMultipartExpirySeconds: number;
+  /** An external S3 store (S3_BUCKET set) instead of the embedded one; its credentials from STS. */
+  s3: S3Config | undefined;
+  /** The `storage` command's root credential; unset: generated into dataDir/secrets. */
+  storageRoot: { accessKeyId: string; secretAccessKey: string } | undefined;
+  /** The `storage` command: shortest AssumeRole DurationSeconds it accepts. */
+  storageStsMinDurationSeconds: number;
   /** Lifetime of inspection-service tokens (`expires_in`), seconds. */
   inspectionTokenTtl: number;
   /** Lifetime of cloud OAuth2 tokens (`expires_in`), seconds. */
@@ -50,6 +57,9 @@ export interface Config {
   engineWorkDir: string | undefined;
   /** colmap engine: the colmap executable. */
   colmapBinary: string;
+  /** Inspection service, is_video inspections: the ffmpeg and ffprobe executables (frame extraction). */
+  ffmpegBinary: string;
+  ffprobeBinary: string;
   /** nodeodm engine: base URL of the NodeODM (or ClusterODM) node, and its optional token. */
   nodeodmUrl: string | undefined;
   nodeodmToken: string | undefined;
@@ -89,6 +99,22 @@ export interface Config {
   /** Failed token calls per username / client_id per window (0: no limit). */
   authRateLimitPerAccount: number;
   authRateLimitWindowSeconds: number;
+}
+
+export interface S3Config {
+  /** undefined: AWS S3 of the region. */
+  endpoint: string | undefined;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  forcePathStyle: boolean;
+  /** STS endpoint for AssumeRole; default the S3 endpoint (MinIO, Ceph RGW, the storage process). */
+  stsEndpoint: string | undefined;
+  /** The role AssumeRole assumes (needed on AWS; MinIO ignores it). */
+  roleArn: string | undefined;
+  /** What clients reach (endpoint_override, presigned URLs); default the S3 endpoint. */
+  publicEndpoint: string | undefined;
 }
 
 /** A bad value stops the start (main prints the message, which names every bad variable). */
@@ -231,7 +257,12 @@ function redactUrl(raw: string): string {
   return raw.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * `probe` tells whether an executable resolves (injectable for tests): without `ENGINE`, the
+ * default engine is `colmap` where COLMAP_BINARY (default `colmap`, looked up on env.PATH) resolves,
+ * else `exif` (engine-default.ts).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: ExecutableProbe = findsExecutable): Config {
   const v = new EnvReader(env);
   const http = ['http:', 'https:'];
   const port = (name: string, fallback: number) => v.int(name, fallback, { max: 65535 });
@@ -254,16 +285,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storageCredentialsTtl: seconds('STORAGE_CREDENTIALS_TTL', 12 * 3600, 1),
     storagePrefixQuotaBytes: v.int('STORAGE_PREFIX_QUOTA_BYTES', 100 * 1024 ** 3),
     storageMultipartExpirySeconds: seconds('STORAGE_MULTIPART_EXPIRY_SECONDS', 7 * 24 * 3600),
+    s3: undefined,
+    storageRoot: undefined,
+    storageStsMinDurationSeconds: seconds('STORAGE_STS_MIN_DURATION_SECONDS', 900, 1),
     inspectionTokenTtl: seconds('INSPECTION_TOKEN_TTL', 24 * 3600, 1),
     cloudTokenTtl: seconds('CLOUD_TOKEN_TTL', 172800, 1),
     cloudIssuer: v.url('CLOUD_ISSUER', http) ?? 'https://cloud.localhost',
-    engine: v.oneOf('ENGINE', ENGINE_NAMES, 'exif'),
+    engine: v.oneOf('ENGINE', ENGINE_NAMES, defaultEngineName(v.string('COLMAP_BINARY') ?? 'colmap', env.PATH, probe)),
     engines: v.list('ENGINES', ENGINE_NAMES),
     processingBackendEngines: v.backendEngines('PROCESSING_BACKEND_ENGINES'),
     engineSimulatedSeconds: seconds('ENGINE_SIMULATED_SECONDS', 0),
     engineTimeLimitSeconds: seconds('ENGINE_TIME_LIMIT_SECONDS', 12 * 3600),
     engineWorkDir: v.string('ENGINE_WORK_DIR') && path.resolve(v.string('ENGINE_WORK_DIR')!),
     colmapBinary: v.string('COLMAP_BINARY') ?? 'colmap',
+    ffmpegBinary: v.string('FFMPEG_BINARY') ?? 'ffmpeg',
+    // ffprobe ships with ffmpeg: beside FFMPEG_BINARY when that is a path.
+    ffprobeBinary: v.string('FFPROBE_BINARY') ?? (v.string('FFMPEG_BINARY')?.includes('/') ? path.join(path.dirname(v.string('FFMPEG_BINARY')!), 'ffprobe') : 'ffprobe'),
     nodeodmUrl: v.url('NODEODM_URL', http),
     nodeodmToken: v.string('NODEODM_TOKEN'),
     nodeodmPollSeconds: seconds('NODEODM_POLL_SECONDS', 5, 1),
@@ -286,6 +323,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authRateLimitPerAccount: v.int('AUTH_RATE_LIMIT_PER_ACCOUNT', 10),
     authRateLimitWindowSeconds: seconds('AUTH_RATE_LIMIT_WINDOW_SECONDS', 300, 1),
   };
+  config.s3 = s3Config(v);
+  const rootKey = v.string('STORAGE_ROOT_ACCESS_KEY');
+  const rootSecret = v.string('STORAGE_ROOT_SECRET_KEY');
+  if (rootKey && rootSecret) config.storageRoot = { accessKeyId: rootKey, secretAccessKey: rootSecret };
+  else if (rootKey || rootSecret) v.problems.push('STORAGE_ROOT_ACCESS_KEY and STORAGE_ROOT_SECRET_KEY go together (set both, or neither to generate them)');
+  if (rootKey && /^ASIA/.test(rootKey)) v.problems.push('STORAGE_ROOT_ACCESS_KEY must not start with ASIA (the prefix of temporary keys)');
+  if (config.s3) {
+    config.storageBucket = config.s3.bucket;
+    config.storageRegion = config.s3.region;
+  }
   if (config.httpRequestTimeoutSeconds > 0 && config.httpHeadersTimeoutSeconds > config.httpRequestTimeoutSeconds) {
     v.problems.push(`HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (${config.httpHeadersTimeoutSeconds} > ${config.httpRequestTimeoutSeconds})`);
   }
@@ -293,4 +340,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration (environment variables; see the README's configuration table):\n${v.problems.map((p) => `  ${p}`).join('\n')}`);
   }
   return config;
+}
+
+/** The S3_* variables: all or nothing, keyed on S3_BUCKET. */
+function s3Config(v: EnvReader): S3Config | undefined {
+  const bucket = v.string('S3_BUCKET');
+  const http = ['http:', 'https:'];
+  const endpoint = v.url('S3_ENDPOINT', http);
+  if (!bucket) {
+    for (const name of ['S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_ROLE_ARN', 'S3_STS_ENDPOINT']) {
+      if (v.string(name)) v.problems.push(`${name} is set but S3_BUCKET is not: set S3_BUCKET to use an S3 store, or unset the S3_* variables for the embedded one`);
+    }
+    return undefined;
+  }
+  const accessKeyId = v.string('S3_ACCESS_KEY_ID');
+  const secretAccessKey = v.string('S3_SECRET_ACCESS_KEY');
+  if (!accessKeyId || !secretAccessKey) v.problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are needed with S3_BUCKET (the credentials that may call STS AssumeRole)');
+  return {
+    endpoint,
+    region: v.string('S3_REGION') ?? 'us-east-1',
+    bucket,
+    accessKeyId: accessKeyId ?? '',
+    secretAccessKey: secretAccessKey ?? '',
+    forcePathStyle: v.bool('S3_FORCE_PATH_STYLE', endpoint !== undefined),
+    stsEndpoint: v.url('S3_STS_ENDPOINT', http) ?? endpoint,
+    roleArn: v.string('S3_ROLE_ARN'),
+    publicEndpoint: v.url('S3_PUBLIC_ENDPOINT', http) ?? endpoint,
+  };
 }

@@ -1,10 +1,14 @@
 // Command line entry point.
 //   serve                 both services, the embedded S3 endpoint and the job workers
 //   worker                job workers only (needs DATABASE_URL: PGlite is single-process)
+//   storage               the embedded S3 endpoint alone, with STS AssumeRole (storage-process.ts)
 //   admin <command> ...   administration; see `admin help`
 import { loadConfig } from './config.ts';
-import { startSystem } from './system.ts';
+import { createLogger, startSystem } from './system.ts';
 import { runAdmin } from './admin/admin-cli.ts';
+import { engineBanner } from './cloud/processing/engine-default.ts';
+import { startStorageProcess } from './infra/storage/storage-process.ts';
+
 
 // Everything this process creates (data folder, objects, keys, mail) is private to its user.
 process.umask(0o077);
@@ -33,13 +37,41 @@ async function main(argv: string[]): Promise<void> {
       } else {
         console.log('Workers running.');
       }
+      // Which engine processes projects; a warning when none reconstructs (engine-default.ts).
+      const engines = engineBanner(config.engine, config.engines);
+      console.log(engines.line);
+      if (engines.warning) system.logger.warn({ engine: config.engine }, engines.warning);
+      return;
+    }
+    case 'storage': {
+      const logger = createLogger(config).child({ service: 'storage' });
+      const storage = await startStorageProcess(
+        {
+          dataDir: config.dataDir,
+          host: config.host,
+          port: config.storagePort,
+          publicUrl: config.storagePublicUrl,
+          bucket: config.storageBucket,
+          region: config.storageRegion,
+          root: config.storageRoot,
+          stsMinDurationSeconds: config.storageStsMinDurationSeconds,
+          corsOrigins: config.consoleOrigins,
+          multipartExpirySeconds: config.storageMultipartExpirySeconds,
+        },
+        logger,
+      );
+      const shutdown = () => void storage.close().then(() => process.exit(0));
+      process.on('SIGINT', shutdown);
+      process.on('SIGTERM', shutdown);
+      console.log(`S3 endpoint (with STS AssumeRole): ${storage.url}  bucket ${config.storageBucket}, region ${config.storageRegion}`);
+      console.log(storage.rootFile ? `Root credential: ${storage.rootFile}` : 'Root credential: STORAGE_ROOT_ACCESS_KEY / STORAGE_ROOT_SECRET_KEY');
       return;
     }
     case 'admin':
       process.exitCode = await runAdmin(config, rest);
       return;
     default:
-      console.error(`Unknown command "${command}". Commands: serve, worker, admin.`);
+      console.error(`Unknown command "${command}". Commands: serve, worker, storage, admin.`);
       process.exitCode = 2;
   }
 }

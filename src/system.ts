@@ -9,11 +9,14 @@ import type { Config } from './config.ts';
 import { openDatabase, type Database } from './infra/database/database.ts';
 import { JobQueue } from './infra/jobs/job-queue.ts';
 import { prepareDataDir, secureDataDir } from './infra/data-dir.ts';
-import { readOrCreateKey, readOrCreateRsaKey } from './infra/auth/key-files.ts';
+import { readOrCreateKey } from './infra/auth/key-files.ts';
+import { ServerSecretRepository } from './infra/secrets/server-secrets.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './infra/storage/embedded-s3.ts';
 import { withLoopbackAliases } from './infra/storage/s3-cors.ts';
 import { EmbeddedCredentialIssuer } from './infra/storage/embedded-credentials.ts';
 import { LocalDiskObjectStore } from './infra/storage/local-disk-store.ts';
+import { S3ObjectStore } from './infra/storage/s3-object-store.ts';
+import { StsCredentialIssuer } from './infra/storage/sts-credential-issuer.ts';
 import { S3UrlPresigner } from './infra/storage/s3-presigner.ts';
 import type { CredentialIssuer, ObjectStore } from './infra/storage/object-store.ts';
 import type { HttpServer } from './infra/http/http-server.ts';
@@ -56,15 +59,32 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       storage: config.storagePublicUrl ?? `http://${config.host}:${config.storagePort}`,
     };
 
-    // Object storage: the embedded store, with its S3 endpoint when serving.
-    const masterKey = readOrCreateKey(config.dataDir, 'storage-master.key');
+    // Schemas first: the services' secrets (signing keys, the cloud client) live in them, so every
+    // process of a deployment shares them without sharing a disk (server-secrets.ts).
+    await CloudModule.migrate(database.db);
+    await InspectionModule.migrate(database.db);
+    const cloudSecrets = new ServerSecretRepository(database.db as never, 'cloud', config.dataDir);
+    const inspectionSecrets = new ServerSecretRepository(database.db as never, 'inspection', config.dataDir);
+
+    // Object storage: an S3 store, or the embedded store (with its S3 endpoint when serving), whose
+    // processes share DATA_DIR (objects and the master key of its credentials).
     const storageRoot = path.join(config.dataDir, 'objects');
     let store: ObjectStore;
     let issuer: CredentialIssuer;
     // Temporary storage credentials work only while their cloud project exists (known once the
     // cloud module is built below; a request before that answers 503 and the client retries).
+    // eslint-disable-next-line prefer-const -- set once the cloud module exists, read by the endpoint's closure before
     let prefixOwner: ((bucket: string, prefix: string) => Promise<boolean>) | undefined;
-    if (role === 'serve') {
+    if (config.s3) {
+      // An external S3 store: objects and temporary credentials come from it (STS AssumeRole);
+      // nothing is kept on local disk and no embedded endpoint runs (docs: README, deployment).
+      const s3 = config.s3;
+      const settings = { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
+      store = new S3ObjectStore({ ...settings, forcePathStyle: s3.forcePathStyle, publicEndpoint: s3.publicEndpoint });
+      issuer = new StsCredentialIssuer({ ...settings, stsEndpoint: s3.stsEndpoint, roleArn: s3.roleArn, publicEndpoint: s3.publicEndpoint });
+      urls.storage = s3.publicEndpoint ?? `https://s3.${s3.region}.amazonaws.com`;
+    } else if (role === 'serve') {
+      const masterKey = readOrCreateKey(config.dataDir, 'storage-master.key');
       const s3: EmbeddedS3 = await startEmbeddedS3({
         rootDir: storageRoot,
         buckets: [config.storageBucket],
@@ -87,6 +107,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       issuer = s3.issuer;
     } else {
       const endpoint = () => urls.storage;
+      const masterKey = readOrCreateKey(config.dataDir, 'storage-master.key');
       issuer = new EmbeddedCredentialIssuer({ masterKey, region: config.storageRegion, endpoint });
       const presigner = new S3UrlPresigner({ endpoint, region: config.storageRegion, credentials: (issuer as EmbeddedCredentialIssuer).rootCredentials() });
       store = new LocalDiskObjectStore({ rootDir: storageRoot, buckets: [config.storageBucket], presigner });
@@ -101,7 +122,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       issuer,
       jobs,
       logger,
-      privateKey: readOrCreateRsaKey(config.dataDir, 'cloud-jwt-rsa.pem'),
+      privateKey: await cloudSecrets.rsaKey('cloud-jwt-rsa.pem'),
       issuerUrl: config.cloudIssuer,
       tokenTtlSeconds: config.cloudTokenTtl,
       bucket: config.storageBucket,
@@ -113,13 +134,12 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       engineSettings: engineSettingsFrom(config),
       publicUrl: () => urls.cloud,
     });
-    await cloud.migrate();
     prefixOwner = (bucket, prefix) => cloud.isStoragePrefixLive(bucket, prefix);
 
     const cloudClient =
       config.cloudClientId && config.cloudClientSecret
         ? { clientId: config.cloudClientId, clientSecret: config.cloudClientSecret }
-        : await ensureInspectionCloudClient(config.dataDir, cloud);
+        : await ensureInspectionCloudClient(inspectionSecrets, cloud);
     const mailer = createMailer({ smtpUrl: config.smtpUrl, outboxDir: path.join(config.dataDir, 'mail'), from: config.mailFrom, logger: logger.child({ service: 'mail' }) });
     cleanups.push(async () => mailer.close());
     const inspection = new InspectionModule({
@@ -129,14 +149,15 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       store,
       bucket: config.storageBucket,
       mailer,
-      tokenSigningKey: readOrCreateKey(config.dataDir, 'inspection-jwt.key'),
+      tokenSigningKey: await inspectionSecrets.key('inspection-jwt.key'),
       tokenTtlSeconds: config.inspectionTokenTtl,
       cloudUrl: () => config.cloudUrl ?? urls.cloud,
       cloudClientId: cloudClient.clientId,
       cloudClientSecret: cloudClient.clientSecret,
       processingBackendEngines: config.processingBackendEngines,
+      publicUrl: () => urls.inspection,
+      video: { ffmpegBinary: config.ffmpegBinary, ffprobeBinary: config.ffprobeBinary, workDir: config.engineWorkDir ?? path.join(config.dataDir, 'work') },
     });
-    await inspection.migrate();
 
     if (role === 'serve' && config.bootstrapDemo) await bootstrapDemo(config.dataDir, { cloud, inspection, logger });
 
@@ -150,7 +171,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       urls.cloud = await listen(cloudServer, config.host, config.cloudPort, config.cloudPublicUrl);
       cleanups.push(() => cloudServer.close());
       const webConsole = config.consoleEnabled
-        ? { apiKey: await ensureConsoleApiKey(config.dataDir, inspection.accounts), storageUrl: urls.storage, basemapUrl: config.consoleBasemapUrl }
+        ? { apiKey: await ensureConsoleApiKey(inspectionSecrets, inspection.accounts), storageUrl: urls.storage, basemapUrl: config.consoleBasemapUrl }
         : undefined;
       const inspectionServer = await inspection.createServer({ ...edge, publicUrl: () => urls.inspection }, webConsole);
       urls.inspection = await listen(inspectionServer, config.host, config.inspectionPort, config.inspectionPublicUrl);
@@ -172,14 +193,16 @@ async function listen(server: HttpServer, host: string, port: number, publicUrl:
   return publicUrl ?? `http://${host}:${actualPort}`;
 }
 
-export function createLogger(config: Config): Logger {
-  return pino({
+/** `destination`: where lines go (default stdout; tests read them). */
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level: config.logLevel,
     // Secrets never reach the log, even if a future change logs a request or a record by mistake.
     redact: {
       paths: [
         'req.headers.authorization',
         'req.headers["x-api-key"]',
+        'req.headers["x-share-token"]',
         '*.password',
         '*.secret_key',
         '*.session_token',
@@ -189,5 +212,16 @@ export function createLogger(config: Config): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+    serializers: {
+      // Fastify's request fields, with a share link's token (?share_token=, inspection auth/share-tokens.ts) blanked out of the URL.
+      req: (req: { method?: string; url?: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+        method: req.method,
+        url: req.url?.replace(/([?&]share_token=)[^&#]*/gi, '$1[redacted]'),
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort,
+      }),
+    },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

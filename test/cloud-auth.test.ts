@@ -41,7 +41,7 @@ describe('cloud OAuth2 tokens', () => {
     }
     const wrong = await fetch(tokenUrl(), { method: 'POST', body: new URLSearchParams({ ...params(), client_secret: 'nope' }) });
     assert.equal(wrong.status, 401);
-    assert.deepEqual(Object.keys((await wrong.json()) as object).sort(), ['code', 'detail']);
+    assert.deepEqual(Object.keys((await wrong.json()) as object).sort(), ['code', 'detail', 'error', 'error_description'], 'CONTRACT\'s fields and RFC 6749\'s (cloud-oauth-errors.test.ts)');
     const grant = await fetch(tokenUrl(), { method: 'POST', body: new URLSearchParams({ ...params(), grant_type: 'password' }) });
     assert.equal(grant.status, 400);
     assert.equal(((await grant.json()) as any).code, 'unsupported_grant_type');

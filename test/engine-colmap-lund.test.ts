@@ -143,8 +143,16 @@ describe('colmap engine on lund, through the inspection API', () => {
 
     // Extras: the cloud's output system (WKT) and offset.
     const extras = await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/extras/`);
-    assert.match(extras.coordinate_system, /^(COMPD_CS|PROJCS)\[.*UTM zone 33N/);
+    // One format whatever the engine: OGC WKT, the same compound system as exif names (inspection-results.test.ts).
+    assert.match(extras.coordinate_system, /^COMPD_CS\["WGS 84 \/ UTM zone 33N \+ EGM96 height",PROJCS\[.*VERT_CS\[/);
     assert.deepEqual(extras.offset_3d_xyz, calibrated.offset_3d_xyz);
+
+    // ground_reference_altitude: the ground at the asset from the point cloud (ground-altitude.ts),
+    // below the street-level cameras (hand-held: about 1.5 m above it) and not far below them.
+    const groundAltitude = Number(done.ground_reference_altitude);
+    const lowestCamera = Math.min(...calibrated.cameras.map((c: any) => c.position_output_crs.z));
+    assert.notEqual(done.ground_reference_altitude, '0.000');
+    assert.ok(groundAltitude < lowestCamera + 1 && groundAltitude > lowestCamera - 30, `ground ${groundAltitude} m, lowest camera ${lowestCamera.toFixed(2)} m`);
 
     // Clipping: the inspection's point cloud holds the points within 40 m of the asset, horizontally, and only those.
     const asset33 = centroid; // the asset stands at the centroid

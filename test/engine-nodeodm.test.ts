@@ -104,7 +104,7 @@ describe('nodeodm engine (fake NodeODM node)', () => {
       assert.equal(byType.get(type)?.availability, 'done', type);
     }
     const file = (type: string) => read(system, byType.get(type).s3_bucket ?? project.bucket_name, byType.get(type).s3_key);
-    assert.equal((await file('ortho_rgb')).toString('latin1'), 'II*\0fake orthophoto');
+    assert.equal((await file('ortho_rgb')).subarray(0, 4).toString('latin1'), 'II*\0', 'the node\'s GeoTIFF, as it was');
     assert.equal((await file('point_cloud')).toString(), 'LASF fake laz');
     assert.deepEqual(readZip(await file('3d_mesh_obj_zip')).map((e) => e.name).sort(), ['odm_textured_model_geo.mtl', 'odm_textured_model_geo.obj']);
     const calibrated = JSON.parse((await file('calibrated_camera_parameters_json')).toString());

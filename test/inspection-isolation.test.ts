@@ -1,6 +1,7 @@
 // Tenant isolation: for every endpoint that takes an id, a user of another organization and a
 // user without organization get 404 for the first account's records (never 403, never the
-// record), change nothing, and do not see them in any list.
+// record), change nothing, and do not see them in any list. A share token of the owner's
+// inspection opens nothing of another account (inspection-share-tokens.test.ts has the rest).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
@@ -9,7 +10,7 @@ import { assertNoServerErrors, processedInspection } from './helpers/inspection-
 describe('inspection service: tenant isolation', () => {
   let system: TestSystem;
   let owner: TestAccount;
-  let ids: { asset: number; inspection: number; annotation: number; measurement: string; photo: number; key: string };
+  let ids: { asset: number; inspection: number; annotation: number; measurement: string; photo: number; key: string; shareToken: number; token: string };
   before(async () => {
     system = await startTestSystem();
     owner = await system.newAccount();
@@ -24,14 +25,15 @@ describe('inspection service: tenant isolation', () => {
     const measurement = (
       await owner.client.expect(201, 'POST', `/v1/inspections/${processed.inspection.id}/measurements/`, { annotations: [{ geometry: { type: 'Point', coordinates: [1, 2, 3] } }] })
     ).annotations[0];
-    ids = { asset: processed.asset.id, inspection: processed.inspection.id, annotation: annotation.id, measurement: measurement.id, photo, key: processed.keys[0] };
+    const share = await owner.client.expect(201, 'POST', `/v1/inspections/${processed.inspection.id}/share_tokens/`, {});
+    ids = { asset: processed.asset.id, inspection: processed.inspection.id, annotation: annotation.id, measurement: measurement.id, photo, key: processed.keys[0], shareToken: share.id, token: share.token };
   });
   after(async () => {
     await system?.stop();
   });
 
   function endpoints(): [string, string, unknown?][] {
-    const { asset, inspection, annotation, measurement, key } = ids;
+    const { asset, inspection, annotation, measurement, key, shareToken } = ids;
     const rect = { coords_2d: [[0.1, 0.1], [0.3, 0.1], [0.3, 0.3], [0.1, 0.3]] };
     return [
       ['GET', `/v1/assets/${asset}/`],
@@ -59,6 +61,9 @@ describe('inspection service: tenant isolation', () => {
       ['PATCH', `/v1/inspections/${inspection}/measurements/${measurement}/`, { tags: ['stolen'] }],
       ['DELETE', `/v1/inspections/${inspection}/measurements/${measurement}/`],
       ['POST', `/v1/inspections/${inspection}/report/`, {}],
+      ['POST', `/v1/inspections/${inspection}/share_tokens/`, {}],
+      ['GET', `/v1/inspections/${inspection}/share_tokens/`],
+      ['DELETE', `/v1/inspections/${inspection}/share_tokens/${shareToken}/`],
       ['POST', '/v1/inspections/retry/', { inspection }],
       ['GET', `/v1/annotations/${annotation}/`],
       ['PUT', `/v1/annotations/${annotation}/`, { type: 'x', inspection, data: rect }],
@@ -100,6 +105,19 @@ describe('inspection service: tenant isolation', () => {
     });
   }
 
+  it('a share token of the owner\'s inspection opens no inspection of another account (404)', async () => {
+    const stranger = await system.newAccount();
+    const theirs = await stranger.client.createInspection({ asset: (await stranger.client.createAsset({ name: 'Theirs', type: 2 })).id });
+    for (const path of [`/v1/inspections/${theirs.id}/`, `/v1/inspections/${theirs.id}/measurements/`, `/v1/inspections/${theirs.id}/annotations/`]) {
+      const response = await fetch(`${system.urls.inspection}${path}`, { headers: { 'x-share-token': ids.token } });
+      assert.equal(response.status, 404, path);
+    }
+    // Their own token does not open the owner's inspection either.
+    const theirToken = (await stranger.client.expect(201, 'POST', `/v1/inspections/${theirs.id}/share_tokens/`, {})).token;
+    assert.equal((await fetch(`${system.urls.inspection}/v1/inspections/${ids.inspection}/`, { headers: { 'x-share-token': theirToken } })).status, 404);
+    assert.equal((await fetch(`${system.urls.inspection}/v1/inspections/${ids.inspection}/`, { headers: { 'x-share-token': ids.token } })).status, 200);
+  });
+
   it('the owner\'s records are untouched', async () => {
     const asset = await owner.client.expect(200, 'GET', `/v1/assets/${ids.asset}/`);
     assert.equal(asset.name, 'Secret tower');
@@ -116,6 +134,7 @@ describe('inspection service: tenant isolation', () => {
       [[ids.measurement, []]],
     );
     assert.equal((await owner.client.expect(200, 'GET', `/v1/inspections/${ids.inspection}/annotations/`)).length, 1);
+    assert.deepEqual((await owner.client.expect(200, 'GET', `/v1/inspections/${ids.inspection}/share_tokens/`)).map((t: any) => [t.id, t.revoked_at]), [[ids.shareToken, null]]);
   });
 
   it('a second member of the organization sees the organization\'s records', async () => {

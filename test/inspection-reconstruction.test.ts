@@ -66,7 +66,8 @@ describe('inspection: reconstruction imported from the cloud (nodeodm engine for
     assert.equal(node.tasks.size, before, 'no task on the node for mapper');
     assert.equal((await system.inspection.cloud.getProject(mapper.inspection.project_id) as any).engine, 'exif');
     const extras = await account.client.expect(200, 'GET', `/v1/inspections/${mapper.inspection.id}/extras/`);
-    assert.equal(extras.coordinate_system, 'EPSG:32615', 'exif: nothing reconstructed, the photos\' UTM zone');
+    // One format whatever the engine (OGC WKT): exif names the cloud's system though it reconstructs nothing.
+    assert.match(extras.coordinate_system, /^COMPD_CS\["WGS 84 \/ UTM zone 15N \+ EGM96 height",PROJCS\[/, 'exif: nothing reconstructed, the photos\' UTM zone');
     const vortex = await processed({ generate_point_cloud: true }, 'vortex');
     assert.equal(vortex.inspection.status, 7);
     assert.equal(node.tasks.size, before + 1, 'one task on the node for vortex');
@@ -94,7 +95,7 @@ describe('inspection: reconstruction imported from the cloud (nodeodm engine for
     }
 
     const extras = await account.client.expect(200, 'GET', `/v1/inspections/${inspection.id}/extras/`);
-    assert.match(extras.coordinate_system, /^PROJCS\["WGS 84 \/ UTM zone 15N"/);
+    assert.match(extras.coordinate_system, /^PROJCS\["WGS 84 \/ UTM zone 15N"/, 'nodeodm: WKT too (ODM\'s UTM zone, no vertical component)');
     assert.deepEqual(extras.offset_3d_xyz, calibrated.offset_3d_xyz);
 
     // The fake node's point cloud is not a real LAZ file: the annotation is created, coords_3d is null.
@@ -151,7 +152,7 @@ describe('inspection: clipping without a point cloud (exif engine)', () => {
     const { client, inspection, done } = await processedMast({ processing_parameters: { clip_point_cloud: true, clipping_radius: 10 } });
     assert.equal(done.status, 7);
     const extras = await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/extras/`);
-    assert.equal(extras.coordinate_system, 'EPSG:32615', 'not reconstructed: the UTM zone of the photos, as before');
+    assert.match(extras.coordinate_system, /^COMPD_CS\["WGS 84 \/ UTM zone 15N \+ EGM96 height",PROJCS\[/, 'not reconstructed: the UTM zone of the photos, as WKT');
   });
 
   it('a processing_backend mapped to an engine the cloud does not offer: 16 with the cloud\'s reason, not a stuck inspection', async () => {

@@ -80,11 +80,38 @@ describe('inspection service: reports', () => {
 
   it('builds the default report: asset, inspection, user with e-mail, every annotation with its photo crop, every measurement, inventory', async (t) => {
     const { json, pdfPath } = await report(undefined, 'default');
+    assert.equal(json.report_version, 2);
     assert.equal(json.asset.name, 'Tower 17 Lausanne');
+    assert.equal(json.asset.type, 'Self-support', 'the type\'s name, as in the product\'s example');
+    assert.equal(json.asset.type_id, 1);
     assert.equal(json.asset.type_description, 'Self-support');
+    assert.ok(json.asset.created_at && json.asset.updated_at);
     assert.equal(json.inspection.id, inspectionId);
     assert.equal(json.user.username, account.username);
     assert.equal(json.user.email, `${account.username}@example.test`, 'include_email defaults to true');
+    // The product's names (Pix4Dinspect's published report example) beside ours.
+    assert.deepEqual(json.reported_by, { id: account.userId, name: account.username, email: `${account.username}@example.test`, report_units: 'metric', country: null, preferred_language: null });
+    assert.equal(json.inspection.project_id, (await account.client.getInspection(inspectionId)).project_id);
+    assert.equal(json.inspection.image_count, 3);
+    assert.equal(json.inspection.images, 3);
+    assert.equal(json.inspection.width, 320);
+    assert.equal(json.inspection.height, 240);
+    assert.equal(json.inspection.tower_height, null, 'no base plate and top point');
+    assert.ok(json.inspection.updated_at);
+    assert.equal(json.image_annotations.total, 3);
+    assert.deepEqual(json.image_annotations.severity_summary, { level_1: 0, level_2: 0, level_3: 0, level_4: 1, level_5: 1, other: 1 });
+    assert.equal(json.image_annotations.image_list.length, 3, 'one entry per annotated photo');
+    const [first] = json.image_annotations.image_list;
+    assert.equal(first.photo_id, json.annotations[0].photo.photo_id);
+    assert.equal(first.filename, json.annotations[0].photo.filename);
+    assert.deepEqual([first.width, first.height], [320, 240]);
+    assert.equal(first.annotations.length, 1);
+    const listed = first.annotations[0];
+    assert.equal(listed.id, json.annotations[0].id);
+    assert.equal(listed.type, 'Corrosion');
+    assert.deepEqual(JSON.parse(listed.body), [[0.2, 0.25], [0.45, 0.25], [0.45, 0.55], [0.2, 0.55]], 'body: the rectangle as JSON text, as in the example');
+    assert.equal(listed.severity_level, 4);
+    assert.equal(listed.name, 'Rust on leg A');
     assert.deepEqual(
       json.annotations.map((a: any) => [a.number, a.type]),
       [
@@ -103,14 +130,15 @@ describe('inspection service: reports', () => {
     assert.equal(plate.length, 8);
     assert.equal(json.measurements[1].length, 30);
     assert.deepEqual(json.inventory_items, []);
-    assert.equal(json.share_token, null, 'include_sharetoken: present (sharing not available yet)');
+    assert.match(json.share_token, /^ist_/, 'include_sharetoken defaults to true (inspection-share-tokens.test.ts)');
+    assert.ok(json.share_link.includes(`/v1/inspections/${inspectionId}/?share_token=`));
     assert.ok(!('plans_2d' in json), 'include_2d_plans defaults to false');
     assert.equal(json.extra_remarks, null);
 
     if (!requireTool(t, '/usr/bin/pdftoppm', 'poppler-utils')) return;
     const text = (await run('/usr/bin/pdftotext', ['-layout', pdfPath, '-'])).stdout;
     const flat = text.replace(/\s+/g, ' ');
-    for (const expected of ['Inspection report', 'Tower 17 Lausanne', '#1 Corrosion - Rust on leg A', '#2 Crack - Weld crack', '#3 Vegetation - Hidden ivy', 'Severity: 4 (High)', 'Surface rust near the base plate', 'https://tickets.example.org/42', 'Base plate', 'area 4.00 m2', 'length 30.00 m', 'No inventory items', `${account.username}@example.test`]) {
+    for (const expected of ['Inspection report', 'Tower 17 Lausanne', 'Share link (read-only)', 'By severity: Very low 0, Low 0, Medium 0, High 1, Critical 1, None 1', '#1 Corrosion - Rust on leg A', '#2 Crack - Weld crack', '#3 Vegetation - Hidden ivy', 'Severity: 4 (High)', 'Surface rust near the base plate', 'https://tickets.example.org/42', 'Base plate', 'area 4.00 m2', 'length 30.00 m', 'No inventory items', `${account.username}@example.test`]) {
       assert.ok(flat.includes(expected), `PDF text has "${expected}"`);
     }
     const images = (await run('/usr/bin/pdfimages', ['-list', pdfPath])).stdout.trim().split('\n').slice(2);
@@ -146,7 +174,9 @@ describe('inspection service: reports', () => {
       'points only',
     );
     assert.ok(!('inventory_items' in json));
-    assert.ok(!('share_token' in json));
+    assert.ok(!('share_token' in json) && !('share_link' in json));
+    assert.ok(!('image_annotations' in json), 'include_annotations: false');
+    assert.ok(!('email' in json.reported_by));
     assert.deepEqual(json.plans_2d, []);
     assert.equal(json.extra_remarks, 'Climb needed for leg C.');
     assert.equal(json.options.include_only_visible, true);

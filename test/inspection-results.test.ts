@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { assertNoServerErrors, demoImages, outbox, processedInspection, readZip, uploadedInspection, waitFor } from './helpers/inspection-fixtures.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
+import { utmWithEgm96Wkt } from '../src/shared/geo/utm-wkt.ts';
 
 describe('inspection service: extras, outputs, inventory, inputs', () => {
   let system: TestSystem;
@@ -21,7 +22,10 @@ describe('inspection service: extras, outputs, inventory, inputs', () => {
 
   it('extras: the UTM zone of the photos and their centre as offset; the asset position before processing', async () => {
     const extras = await account.client.expect(200, 'GET', `/v1/inspections/${processed.inspection.id}/extras/`);
-    assert.equal(extras.coordinate_system, 'EPSG:32632', '6.56 E, 46.5 N is UTM zone 32 north');
+    // One format whatever the engine: OGC WKT (here exif's, the cloud's default system).
+    assert.match(extras.coordinate_system, /^COMPD_CS\["WGS 84 \/ UTM zone 32N \+ EGM96 height",PROJCS\[.*AUTHORITY\["EPSG","32632"\]\],VERT_CS\[.*"5773"\]\]\]$/, '6.56 E, 46.5 N is UTM zone 32 north');
+    const cloudProject: any = await system.inspection.cloud.getProject(processed.inspection.project_id);
+    assert.equal(extras.coordinate_system, cloudProject.coordinate_system, 'the system the cloud wrote its outputs in');
     assert.equal(extras.offset_3d_xyz.length, 3);
     const [e, n, z] = extras.offset_3d_xyz;
     assert.ok(Number.isInteger(e) && Number.isInteger(n) && Number.isInteger(z));
@@ -30,7 +34,8 @@ describe('inspection service: extras, outputs, inventory, inputs', () => {
 
     const southern = await account.client.createAsset({ name: 'South', type: 2, latitude: '-33.9', longitude: '18.4' });
     const before = await account.client.createInspection({ asset: southern.id });
-    assert.deepEqual(await account.client.expect(200, 'GET', `/v1/inspections/${before.id}/extras/`), { coordinate_system: 'EPSG:32734', offset_3d_xyz: [0, 0, 0] });
+    assert.deepEqual(await account.client.expect(200, 'GET', `/v1/inspections/${before.id}/extras/`), { coordinate_system: utmWithEgm96Wkt(32734), offset_3d_xyz: [0, 0, 0] });
+    assert.match(utmWithEgm96Wkt(32734), /^COMPD_CS\["WGS 84 \/ UTM zone 34S \+ EGM96 height"/);
     const nowhere = await account.client.createInspection({ asset: (await account.client.createAsset({ name: 'Nowhere', type: 6 })).id });
     assert.deepEqual(await account.client.expect(200, 'GET', `/v1/inspections/${nowhere.id}/extras/`), { coordinate_system: '', offset_3d_xyz: [0, 0, 0] });
   });

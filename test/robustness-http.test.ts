@@ -251,6 +251,29 @@ describe('17: the configuration is checked at start', () => {
     assert.equal(good.databaseUrl, undefined);
   });
 
+  it('the S3 store variables: all or nothing, keyed on S3_BUCKET; the storage root key pair goes together', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return '';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    assert.match(problems({ S3_ENDPOINT: 'http://store:9000' }), /S3_ENDPOINT is set but S3_BUCKET is not/);
+    assert.match(problems({ S3_BUCKET: 'b' }), /S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are needed/);
+    assert.match(problems({ S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's', S3_ENDPOINT: 'store:9000' }), /S3_ENDPOINT must be a URL/);
+    assert.match(problems({ STORAGE_ROOT_ACCESS_KEY: 'ROOTKEY' }), /STORAGE_ROOT_ACCESS_KEY and STORAGE_ROOT_SECRET_KEY go together/);
+    assert.match(problems({ STORAGE_ROOT_ACCESS_KEY: 'ASIAX', STORAGE_ROOT_SECRET_KEY: 's' }), /must not start with ASIA/);
+    const minio = loadConfig({ S3_BUCKET: 'photos', S3_ENDPOINT: 'http://minio:9000', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's', S3_REGION: 'eu-west-1' });
+    assert.deepEqual(minio.s3, { endpoint: 'http://minio:9000', region: 'eu-west-1', bucket: 'photos', accessKeyId: 'k', secretAccessKey: 's', forcePathStyle: true, stsEndpoint: 'http://minio:9000', roleArn: undefined, publicEndpoint: 'http://minio:9000' });
+    assert.equal(minio.storageBucket, 'photos', 'the services use the S3 bucket');
+    const aws = loadConfig({ S3_BUCKET: 'photos', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's', S3_ROLE_ARN: 'arn:aws:iam::1:role/r' });
+    assert.equal(aws.s3?.endpoint, undefined);
+    assert.equal(aws.s3?.forcePathStyle, false, 'virtual-hosted style on AWS');
+    assert.equal(loadConfig({}).s3, undefined, 'the embedded store by default');
+  });
+
   it('serve stops with a message naming the variable', async () => {
     const dataDir = tempDir();
     await assert.rejects(startServerProcess({ DATA_DIR: dataDir, RUN_WORKERS: 'ture' }, 30_000), (err: Error) => /exited with 1/.test(err.message) && /RUN_WORKERS/.test(err.message));

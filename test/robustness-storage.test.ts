@@ -119,7 +119,6 @@ function codeOf(xml: string): string | undefined {
 describe('storage robustness (issue 10, findings 5 and 6)', () => {
   let system: TestSystem;
   let cloud: CloudTestClient;
-  const bucket = () => system.config.storageBucket;
   const tmpDir = () => path.join(system.dataDir, 'objects', '.tmp');
   const uploadsDir = () => path.join(system.dataDir, 'objects', '.uploads');
 

@@ -27,7 +27,12 @@ describe('embedded credentials', () => {
     const lookup = resolve(creds.accessKeyId, creds.sessionToken);
     assert.ok(lookup.ok);
     assert.equal(lookup.credential.secretAccessKey, creds.secretAccessKey);
-    assert.deepEqual(lookup.credential.scope, { kind: 'prefix', bucket: 'bkt', prefix: 'projects/7/' });
+    assert.deepEqual(lookup.credential.scope, { kind: 'prefix', bucket: 'bkt', prefix: 'projects/7/', readOnlyPrefixes: [] });
+    // Read-only prefixes travel in the signed token.
+    const reader = await issuer.issue('bkt', 'projects/7/', 3600, { readOnlyPrefixes: ['results/7/'] });
+    const readerLookup = resolve(reader.accessKeyId, reader.sessionToken);
+    assert.ok(readerLookup.ok);
+    assert.deepEqual(readerLookup.credential.scope, { kind: 'prefix', bucket: 'bkt', prefix: 'projects/7/', readOnlyPrefixes: ['results/7/'] });
     // Two issues never share an access key.
     assert.notEqual((await issuer.issue('bkt', 'projects/7/', 3600)).accessKeyId, creds.accessKeyId);
   });
@@ -44,6 +49,8 @@ describe('embedded credentials', () => {
       return r.ok ? 'ok' : r.reason;
     };
     assert.equal(reason(issuer.resolve, creds.accessKeyId, `${v}.${widened}.${mac}`), 'InvalidToken');
+    const readMore = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), r: ['q/'] })).toString('base64url');
+    assert.equal(reason(issuer.resolve, creds.accessKeyId, `${v}.${readMore}.${mac}`), 'InvalidToken', 'read-only prefixes cannot be added');
     assert.equal(reason(issuer.resolve, creds.accessKeyId, 'garbage'), 'InvalidToken');
     assert.equal(reason(createCredentialResolver(randomBytes(32)), creds.accessKeyId, creds.sessionToken), 'InvalidToken');
     assert.equal(reason(issuer.resolve, creds.accessKeyId, other.sessionToken), 'InvalidAccessKeyId');
@@ -176,7 +183,7 @@ async function decode(decoder: AwsChunkedDecoder | BodyVerifier, body: Buffer, p
   const pieces: Buffer[] = [];
   for (let i = 0; i < body.length; i += pieceSize) pieces.push(body.subarray(i, i + pieceSize));
   const out: Buffer[] = [];
-  const sink = async function* (source: AsyncIterable<Buffer>) {
+  const sink = async (source: AsyncIterable<Buffer>) => {
     for await (const chunk of source) out.push(chunk);
   };
   // pipeline's typings have no overload for a spread list of stages.

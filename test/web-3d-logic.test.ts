@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPointCloud } from '../src/shared/pointcloud/point-cloud.ts';
 import { writePly } from '../src/shared/pointcloud/ply.ts';
-import { areaOf, lengthOf } from '../src/inspection/measurements/geometry.ts';
+import { measure } from '../src/inspection/measurements/quantities.ts';
 import { parsePly, PlyFormatError } from '../web/src/lib/ply.ts';
 import { closeRing, describe, pathLength, ringArea, type Point3 } from '../web/src/lib/measure-geometry.ts';
 
@@ -28,13 +28,13 @@ test('PLY: the service writes it, the console reads it back, centred, to the mil
 
 test('measurements: the console shows the lengths and areas the report prints', () => {
   const line: Point3[] = [[370000, 6170000, 40], [370003, 6170004, 40], [370003, 6170004, 52]];
-  assert.equal(pathLength(line), lengthOf({ type: 'LineString', coordinates: line } as never));
+  assert.equal(pathLength(line), measure({ type: 'LineString', coordinates: line } as never).length_m);
   assert.equal(pathLength(line), 17);
   // A vertical 4 m x 3 m wall face.
   const ring = closeRing([[0, 0, 0], [4, 0, 0], [4, 0, 3], [0, 0, 3]]);
   assert.equal(ring.length, 5);
   assert.equal(ringArea(ring), 12);
-  assert.equal(ringArea(ring), areaOf({ type: 'Polygon', coordinates: [ring] } as never));
+  assert.equal(ringArea(ring), measure({ type: 'Polygon', coordinates: [ring] } as never).area_m2);
   assert.equal(describe({ type: 'Polygon', coordinates: [ring] }), '12.00 m² · perimeter 14.00 m');
   assert.equal(describe({ type: 'LineString', coordinates: line }), '17.00 m');
   assert.deepEqual(closeRing(ring), ring, 'a closed ring stays as it is');

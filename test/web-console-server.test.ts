@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ServerSecretRepository } from '../src/infra/secrets/server-secrets.ts';
 import { startTestSystem } from './helpers/test-system.ts';
 import { WEB_CLIENT_SCHEMA_FILE, webClientSource } from '../scripts/generate-web-client.ts';
 
@@ -35,9 +36,9 @@ test('web console: settings, profile, static files, CSP, generated client', asyn
     const token = await fetch(`${base}/v1/auth/token/`, { method: 'POST', headers: { 'X-Api-Key': consoleKey, 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'nobody', password: 'x' }) });
     assert.equal(token.status, 401);
     assert.notEqual(((await token.json()) as { code: string }).code, 'invalid_api_key');
-    // Kept in the data folder, private.
-    const file = path.join(system.dataDir, 'secrets', 'console-api-key.json');
-    assert.equal(fs.statSync(file).mode & 0o077, 0);
+    // Kept in the database (server-secrets.ts), where every API process finds the same key.
+    const stored = await new ServerSecretRepository(system.inspection.db as never, 'inspection').read('console-api-key.json');
+    assert.equal(JSON.parse(stored!).api_key, consoleKey);
   });
 
   await t.test('GET /v1/me/ names the user and the organizations they may act for', async () => {
@@ -82,7 +83,7 @@ test('web console: settings, profile, static files, CSP, generated client', asyn
     const id = await system.inspection.db.selectFrom('inspection.api_keys').select('id').where('name', '=', 'web console').executeTakeFirstOrThrow();
     await system.inspection.accounts.revokeApiKey(id.id);
     const { ensureConsoleApiKey } = await import('../src/admin/bootstrap.ts');
-    const replaced = await ensureConsoleApiKey(system.dataDir, system.inspection.accounts);
+    const replaced = await ensureConsoleApiKey(new ServerSecretRepository(system.inspection.db as never, 'inspection'), system.inspection.accounts);
     assert.notEqual(replaced, consoleKey);
     assert.equal(await system.inspection.accounts.isActiveApiKey(replaced), true);
     assert.equal(await system.inspection.accounts.isActiveApiKey(consoleKey), false);

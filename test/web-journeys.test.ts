@@ -202,7 +202,10 @@ describe('web console journeys', { skip: skipReason() }, () => {
     await client.register(inspection.id, keys);
     await client.process(inspection.id);
     const done = await client.waitUntilSettled(inspection.id, { timeoutMs: 20 * 60_000 });
-    if (done.status !== 7) console.log(`# journey 2 processing: ${JSON.stringify(await client.expect(200, "GET", `/v1/inspections/${inspection.id}/processing/`))}`);
+    if (done.status !== 7) {
+      console.log(`# journey 2 processing: ${JSON.stringify(await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/processing/`))}`);
+      console.log(`# journey 2 processing log (mapping):\n${await failedRunLog(system, done.project_id)}`);
+    }
     assert.equal(done.status, 7);
     timings.colmapProcessing = (Date.now() - started) / 1000;
     const cameras = await client.cameras(inspection.id);
@@ -272,3 +275,16 @@ describe('web console journeys', { skip: skipReason() }, () => {
     assert.deepEqual(w.problems, [], 'no errors in the browser console');
   });
 });
+
+/** The COLMAP log a failed run leaves in the store (colmap-engine.ts keeps it), its mapping lines only. */
+async function failedRunLog(system: TestSystem, projectId: number): Promise<string> {
+  const project = await system.inspection.cloud.getProject(projectId);
+  const bucket = project.bucket_name;
+  const listed = await system.store.listObjects(bucket, { prefix: `results/${project.uuid}/` });
+  const key = listed.objects.map((o) => o.key).find((k) => k.endsWith('processing_log.txt'));
+  if (!key) return '(no processing log)';
+  const chunks: Buffer[] = [];
+  for await (const chunk of (await system.store.getObject(bucket, key)).body) chunks.push(chunk as Buffer);
+  const lines = Buffer.concat(chunks).toString('utf8').split('\n');
+  return lines.filter((l) => /mapper|models:|initial|Registering|camera groups|image\(s\)|failed|pair/i.test(l)).slice(-80).join('\n');
+}

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import {
   MiB, ProgressTracker, backoffMs, batches, formatDuration, objectKeys, planUpload, processingCost, relativeKey, retryDecision, selectImages,
 } from '../web/src/lib/upload-plan.ts';
+import { PROCESSING_OPTIONS } from '../web/src/lib/asset-rules.ts';
 
 const file = (name: string, size = 1000, type = '', relativePath?: string) => ({ name, size, type, relativePath });
 
@@ -147,13 +148,14 @@ test('progress: bytes per file and in total, speed over a sliding window, time l
   assert.equal(formatDuration(undefined), 'estimating…');
 });
 
-test('processing cost mirrors the server: 1 Projects unit, plus 1 Tower inventory unit with detect_antennas', () => {
+test('processing cost mirrors the server: 1 Projects unit, never Tower inventory (no antenna detector: detect_antennas is refused)', () => {
   const balances = [{ allowance_type: 'projects', balance: 3 }, { allowance_type: 'tower_inventory', balance: 0 }];
   const plain = processingCost({ generate_point_cloud: true }, balances);
   assert.deepEqual(plain.spends.map((s) => [s.code, s.amount, s.balance]), [['projects', 1, 3]]);
   assert.equal(plain.blockedBy, undefined);
-  const antennas = processingCost({ detect_antennas: true }, balances);
-  assert.deepEqual(antennas.spends.map((s) => s.code), ['projects', 'tower_inventory']);
-  assert.match(antennas.blockedBy ?? '', /Not enough Tower inventory allowance: 1 needed, 0 left/);
+  const antennas = processingCost({ detect_antennas: true }, balances); // an older inspection that carries it
+  assert.deepEqual(antennas.spends.map((s) => s.code), ['projects']);
+  assert.equal(antennas.blockedBy, undefined);
+  assert.ok(!(PROCESSING_OPTIONS as readonly string[]).includes('detect_antennas'), 'the form does not offer it');
   assert.match(processingCost({}, [])?.blockedBy ?? '', /Projects/);
 });

@@ -74,8 +74,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 export interface SpawnOptions {
   name: string;
-  /** Script and arguments after `node --import tsx`. */
+  /** Script and arguments after `node --import tsx` (or after `node` with `loader: false`). */
   args: string[];
+  /** false: plain node, for compiled JavaScript (dist/). Default: the tsx loader. */
+  loader?: boolean;
   env?: Record<string, string | undefined>;
   /** Resolves once this returns a value for the output so far. */
   ready: (output: string) => boolean;
@@ -86,7 +88,7 @@ export interface SpawnOptions {
 }
 
 export async function spawnNode(options: SpawnOptions): Promise<Child> {
-  const nodeArgs = ['--import', 'tsx'];
+  const nodeArgs = options.loader === false ? [] : ['--import', 'tsx'];
   let profileDir: string | undefined;
   if (options.cpuProfDir) {
     // One folder per process: tsx's module loader thread writes a (small) profile of its own.
@@ -197,8 +199,12 @@ export type DatabaseKind = 'pglite' | 'postgres';
 export interface ServerOptions {
   name: string;
   database: DatabaseKind;
-  /** 'main': `src/main.ts serve` exactly; 'host': bench/host.ts (the same startSystem, plus IPC for untimed setup). */
-  entry?: 'main' | 'host';
+  /**
+   * 'main': `src/main.ts serve` through tsx exactly; 'compiled': `dist/main.js serve` on plain node
+   * (what `npm start` runs; build it first); 'host': bench/host.ts (the same startSystem, plus IPC
+   * for untimed setup).
+   */
+  entry?: 'main' | 'compiled' | 'host';
   env?: Record<string, string>;
   cpuProfDir?: string;
 }
@@ -233,7 +239,8 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   try {
     const child = await spawnNode({
       name: options.name,
-      args: entry === 'main' ? ['src/main.ts', 'serve'] : ['bench/host.ts'],
+      args: entry === 'main' ? ['src/main.ts', 'serve'] : entry === 'compiled' ? ['dist/main.js', 'serve'] : ['bench/host.ts'],
+      loader: entry !== 'compiled',
       ipc: entry === 'host',
       cpuProfDir: options.cpuProfDir,
       env: {

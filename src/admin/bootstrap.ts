@@ -1,6 +1,6 @@
 // First-start setup of the embedded installation:
 // - the inspection service's own client credentials for the cloud service (it acts through the
-//   cloud's public API like any client), kept in DATA_DIR/secrets;
+//   cloud's public API like any client), kept in the database (server-secrets.ts);
 // - a demo organization, user, API key, allowance and cloud client, written once to
 //   DATA_DIR/bootstrap-credentials.json (mode 0600). Only the file's path is logged.
 import crypto from 'node:crypto';
@@ -10,33 +10,35 @@ import type { Logger } from 'pino';
 import type { CloudModule } from '../cloud/cloud.module.ts';
 import type { InspectionModule } from '../inspection/inspection.module.ts';
 import type { AccountAdmin } from '../inspection/auth/account-admin.ts';
+import type { ServerSecretRepository } from '../infra/secrets/server-secrets.ts';
 
 const SERVICE_CLOUD_ORG = '00000000-0000-4000-8000-000000000001';
 
-export async function ensureInspectionCloudClient(dataDir: string, cloud: CloudModule): Promise<{ clientId: string; clientSecret: string }> {
-  const file = path.join(dataDir, 'secrets', 'inspection-cloud-client.json');
-  if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8'));
-  const organization = await cloud.ensureOrganization('Inspection service', SERVICE_CLOUD_ORG);
-  const credentials = await cloud.oauth.createClient(organization.id, 'inspection-service');
-  writePrivateJson(file, credentials);
-  return credentials;
+export async function ensureInspectionCloudClient(secrets: ServerSecretRepository, cloud: CloudModule): Promise<{ clientId: string; clientSecret: string }> {
+  // Two processes starting together may both create a client: the first one stored is used by all.
+  const stored = await secrets.readOrCreate('inspection-cloud-client.json', async () => {
+    const organization = await cloud.ensureOrganization('Inspection service', SERVICE_CLOUD_ORG);
+    return JSON.stringify(await cloud.oauth.createClient(organization.id, 'inspection-service'));
+  });
+  return JSON.parse(stored);
 }
 
 /**
  * The web console's API key. The console is an application like any other (spec: the API key
  * identifies the application), but it runs in the browser, where nothing stays secret: the key is
  * handed to the page by GET /v1/console/settings/ and only names the console; the password is what
- * authenticates (docs/web-console.md). It is created on the first start, kept in DATA_DIR/secrets,
+ * authenticates (docs/web-console.md). It is created on the first start, kept in the database (server-secrets.ts),
  * and replaced when the database no longer knows it (revoked, or a new database).
  */
-export async function ensureConsoleApiKey(dataDir: string, accounts: AccountAdmin): Promise<string> {
-  const file = path.join(dataDir, 'secrets', 'console-api-key.json');
-  if (fs.existsSync(file)) {
-    const { api_key } = JSON.parse(fs.readFileSync(file, 'utf8')) as { api_key: string };
+export async function ensureConsoleApiKey(secrets: ServerSecretRepository, accounts: AccountAdmin): Promise<string> {
+  const name = 'console-api-key.json';
+  const stored = await secrets.read(name);
+  if (stored) {
+    const { api_key } = JSON.parse(stored) as { api_key: string };
     if (await accounts.isActiveApiKey(api_key)) return api_key;
   }
   const { key } = await accounts.createApiKey('web console');
-  writePrivateJson(file, { api_key: key });
+  await secrets.write(name, JSON.stringify({ api_key: key }));
   return key;
 }
 

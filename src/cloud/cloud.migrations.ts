@@ -1,5 +1,6 @@
 // Schema `cloud`: owned by the cloud project-processing service alone.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { serverSecretsTableDdl } from '../infra/secrets/server-secrets.ts';
 import { runStatements, type MigrationSet } from '../infra/database/migrate.ts';
 
 export const cloudMigrations: MigrationSet = {
@@ -135,6 +136,46 @@ export const cloudMigrations: MigrationSet = {
         );
       `,
       );
+    },
+  },
+  // Issue 12: the outputs a start_processing request asks for (its `outputs` extension), kept
+  // for the engine run (null: the engine's defaults).
+  '0004_engine_outputs': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `alter table cloud.projects add column requested_outputs jsonb`);
+    },
+  },
+  // Issue 12: outputs grouped by result_type as the real API groups them (processing/result-types.ts;
+  // rows written before said "file" or "bundle"), and each raster's map-layer description
+  // (processing/map-layers.ts).
+  '0005_output_result_types': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `alter table cloud.project_outputs add column raster jsonb`);
+      // The grouping of result-types.ts when this migration was written (a migration never changes).
+      const groups: [string, string][] = [
+        ['ortho_rgb', 'ortho'],
+        ['dsm', 'dsm'],
+        ['dtm', 'dtm'],
+        ['point_cloud', 'point_cloud'],
+        ['point_cloud_ply', 'point_cloud'],
+        ['point_cloud_bundle', 'point_cloud'],
+        ['3d_mesh_obj_zip', '3d_mesh_obj'],
+        ['calibrated_camera_parameters_json', 'calibrated_camera_parameters'],
+        ['quality_report', 'quality_report'],
+        ['quality_report_pdf', 'quality_report'],
+        ['processing_log', 'mapper_log'],
+        ['input_zip', 'input_zip'],
+        ['project_thumb', 'project_thumb'],
+      ];
+      for (const [outputType, resultType] of groups) {
+        await sql`update cloud.project_outputs set result_type = ${resultType} where output_type = ${outputType}`.execute(db);
+      }
+    },
+  },
+  // Issue 13: server secrets in the database, shared by every process (infra/secrets/server-secrets.ts).
+  '0006_server_secrets': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, serverSecretsTableDdl('cloud'));
     },
   },
 };

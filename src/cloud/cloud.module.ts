@@ -13,6 +13,7 @@ import { cloudMigrations } from './cloud.migrations.ts';
 import type { CloudTables } from './cloud.tables.ts';
 import type { CloudJobs } from './cloud.jobs.ts';
 import { OAuthService } from './auth/oauth.service.ts';
+import { requestedClientId } from './auth/oauth-errors.ts';
 import { ProjectService } from './projects/project.service.ts';
 import { ProjectRepository } from './projects/project.repository.ts';
 import { ProjectGroupService } from './project-groups/project-group.service.ts';
@@ -98,16 +99,21 @@ export class CloudModule {
     return this.projectRepository.ownsStoragePrefix(id, bucket, match[1]);
   }
 
-  migrate(): Promise<void> {
-    return migrateSchema(this.options.database.db, 'cloud', cloudMigrations);
+  /** Brings schema `cloud` up to date; before the module is built, which needs its secrets from it. */
+  static migrate(db: Database['db']): Promise<void> {
+    return migrateSchema(db as never, 'cloud', cloudMigrations);
   }
 
   async createServer(edge: HttpEdgeOptions = {}): Promise<HttpServer> {
     const app = await createHttpServer({
       logger: this.options.logger.child({ service: 'cloud' }),
       edge: { publicUrl: this.options.publicUrl, ...edge },
-      // client_id may come in the body (JSON, form) or the query string; the body wins, as in the route.
-      loginRoute: { url: '/oauth2/token/', account: (request) => stringField(request.body, 'client_id') ?? stringField(request.query, 'client_id') },
+      // The client is named by HTTP Basic, else client_id in the body (JSON, form) or the query
+      // string, the body winning, as the route reads them.
+      loginRoute: {
+        url: '/oauth2/token/',
+        account: (request) => requestedClientId(request.headers.authorization, { client_id: stringField(request.body, 'client_id') ?? stringField(request.query, 'client_id') }),
+      },
       title: 'Cloud project-processing service',
       description:
         'Projects, uploads, processing, inputs bundles, project groups, folders and moves, GCPs, MTPs and marks, output coordinate systems. ' +

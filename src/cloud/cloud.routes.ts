@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import type { HttpServer } from '../infra/http/http-server.ts';
 import { ApiError } from '../infra/http/errors.ts';
 import type { CloudPrincipal, OAuthService } from './auth/oauth.service.ts';
+import { basicClientCredentials, oauthErrorBodies } from './auth/oauth-errors.ts';
 import type { ProjectService } from './projects/project.service.ts';
 import type { ProjectGroupService } from './project-groups/project-group.service.ts';
 import type { ControlPointService } from './control-points/control-point.service.ts';
@@ -51,12 +52,17 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
         tags: ['auth'],
         querystring: S.TokenRequest,
         body: Type.Union([S.TokenRequest, Type.Null()]),
-        response: { 200: S.TokenResponse, 400: S.ErrorBody, 401: S.ErrorBody },
+        description:
+          'Client credentials grant (RFC 6749 4.4): `client_id` and `client_secret` as parameters, or HTTP Basic. `scope`, when sent, must be among read:cloud write:cloud; the token has both. ' +
+          'Errors carry RFC 6749 5.2\'s `error` and `error_description` beside `detail`/`code`: 400 invalid_request, unsupported_grant_type, invalid_scope; 401 invalid_client with WWW-Authenticate.',
+        response: { 200: S.TokenResponse, 400: S.OAuthErrorBody, 401: S.OAuthErrorBody },
       },
+      onSend: oauthErrorBodies,
     },
     async (request) => {
       const params = { ...request.query, ...(request.body ?? {}) };
-      return deps.oauth.issueToken(params.grant_type, params.client_id, params.client_secret);
+      const basic = basicClientCredentials(request.headers.authorization);
+      return deps.oauth.issueToken({ grantType: params.grant_type, clientId: params.client_id, clientSecret: params.client_secret, scope: params.scope, basic });
     },
   );
   app.get('/.well-known/jwks.json', { schema: { summary: 'Public key (JWKS)', tags: ['auth'] } }, async () => deps.oauth.jwks());
@@ -162,6 +168,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
             'One pipeline tag at most (`nadir`/`3d-maps` by default, `oblique`, `building`); `flat` only with `nadir` or `3d-maps`. ' +
             `Extension: \`engine\` chooses the photogrammetry engine among those this deployment offers (${deps.engines.names.join(', ')}); ` +
             `without it \`${deps.engines.defaultName}\` runs; any other value is a 400 on \`engine\` listing them. The choice is the project's \`engine\`. ` +
+            'Extension: `outputs` (JSON) asks for optional outputs, `{"point_cloud", "mesh", "dsm", "ortho"}` booleans (docs/cloud-service.md). ' +
             '409 while a GCP or MTP is marked in fewer than two photos.',
           params: S.IdParams,
           body: Type.Optional(S.StartProcessingBody),
@@ -170,7 +177,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       },
       async (request, reply) => {
         reply.status(202);
-        return p.startProcessing(request.cloudPrincipal, request.params.id, request.body?.tags, request.body?.engine);
+        return p.startProcessing(request.cloudPrincipal, request.params.id, request.body?.tags, request.body?.engine, request.body?.outputs);
       },
     );
     scope.get(

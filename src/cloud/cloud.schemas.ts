@@ -14,7 +14,18 @@ export const TokenRequest = Type.Object({
   client_secret: Type.Optional(Type.String({ maxLength: LIMITS.key })),
   token_format: Type.Optional(Type.String({ maxLength: LIMITS.code })),
   token_type: Type.Optional(Type.String({ maxLength: LIMITS.code })),
+  scope: Type.Optional(Type.String({ maxLength: LIMITS.name, description: 'Space-separated, among read:cloud write:cloud (invalid_scope otherwise).' })),
 });
+
+export const OAuthErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'RFC 6749 5.2: invalid_request, invalid_client, unsupported_grant_type or invalid_scope' }),
+    error_description: Type.String(),
+    detail: Type.Optional(Type.String()),
+    code: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true, description: 'RFC 6749 error; a malformed parameter also names its field as CONTRACT.md does ({"client_id": ["..."]}).' },
+);
 
 export const TokenResponse = Type.Object({
   access_token: Type.String(),
@@ -47,6 +58,33 @@ export const BundleState = Type.Object({
   url_expires_at: NullableString,
   size: Type.Union([Type.Integer(), Type.Null()]),
   note: NullableString,
+});
+
+export const MapLayer = Type.Object(
+  {
+    name: Type.String({ description: 'The output type of the raster: ortho_rgb, dsm or dtm.' }),
+    layer_type: Type.String({ description: 'Its result_type: ortho, dsm or dtm.' }),
+    output_id: Type.Integer(),
+    s3_key: Type.String(),
+    s3_bucket: Type.String(),
+    bounds: Type.Object({ sw: Type.Array(Type.Number()), ne: Type.Array(Type.Number()) }, { description: 'Extent of the raster in WGS 84: [latitude, longitude] of its corners.' }),
+    min_zoom: Type.Integer({ description: 'Web Mercator zoom at which the whole raster fits in one 256-pixel tile.' }),
+    max_zoom: Type.Integer({ description: 'First zoom whose tiles are as fine as the raster\'s pixels.' }),
+    resolution_m: Type.Number({ description: 'Ground size of a pixel, metres.' }),
+    width: Type.Integer(),
+    height: Type.Integer(),
+    epsg: Type.Integer({ description: 'EPSG code of the raster\'s own system.' }),
+  },
+  { description: 'A georeferenced raster produced by processing (docs/cloud-service.md, "Map layers").' },
+);
+
+export const ReportEntry = Type.Object({
+  status: Type.String({ description: 'processed' }),
+  name: Type.String(),
+  format: Type.String({ description: 'json or pdf' }),
+  output_id: Type.Integer(),
+  s3_key: Type.String(),
+  s3_bucket: Type.String(),
 });
 
 export const ProjectDetails = Type.Object({
@@ -83,8 +121,8 @@ export const ProjectDetails = Type.Object({
   output_coordinate_system: Type.Union([OutputCoordinateSystem, Type.Null()]),
   geoid_model: NullableString,
   geoid_height: Type.Union([Type.Number(), Type.Null()]),
-  min_zoom: Type.Integer(),
-  max_zoom: Type.Integer(),
+  min_zoom: Type.Integer({ description: 'Lowest min_zoom of the map layers (0 without layers).' }),
+  max_zoom: Type.Integer({ description: 'Highest max_zoom of the map layers (0 without layers).' }),
   proj_pipeline: Type.String({ description: 'PROJ definition of the horizontal output system (empty when arbitrary or not resolved yet).' }),
   tags: Type.Array(Type.String()),
   pipeline: Type.Union([Type.String(), Type.Null()], { description: 'Pipeline processing chose: nadir, oblique, building or mobile (null before processing).' }),
@@ -96,13 +134,14 @@ export const ProjectDetails = Type.Object({
       reflectance: Type.Array(Type.Unknown()),
     }),
     map: Type.Object({
-      layers: Type.Array(Type.Unknown()),
+      layers: Type.Array(MapLayer),
       bounds: Type.Union([Type.Object({ sw: Type.Array(Type.Number()), ne: Type.Array(Type.Number()) }), Type.Null()], {
-        description: 'Extent of the geotagged images: [latitude, longitude] of the south-west and north-east corners.',
+        description:
+          'WGS 84 extent, [latitude, longitude] of the south-west and north-east corners: of the map layers when processing produced any, else of the geotagged images (null before processing or without positions).',
       }),
     }),
     bundles: Type.Object({ inputs: BundleState }),
-    reports: Type.Record(Type.String(), Type.Unknown()),
+    reports: Type.Record(Type.String(), ReportEntry, { description: 'The quality reports produced, by output type: quality_report (JSON), quality_report_pdf (nodeodm).' }),
   }),
 });
 
@@ -147,6 +186,25 @@ export const StartProcessingBody = Type.Union([
       }),
     ),
     engine: Type.Optional(Type.String({ maxLength: LIMITS.code, description: 'Extension: the engine to process with, one of those this deployment offers (default: its ENGINE).' })),
+    outputs: Type.Optional(
+      Type.Object(
+        {
+          point_cloud: Type.Optional(Type.Unknown({ description: 'boolean' })),
+          mesh: Type.Optional(Type.Unknown({ description: 'boolean' })),
+          dsm: Type.Optional(Type.Unknown({ description: 'boolean' })),
+          ortho: Type.Optional(Type.Unknown({ description: 'boolean' })),
+        },
+        {
+          // Checked by the service (requested-outputs.ts), so that a wrong value is a 400 on `outputs`.
+          additionalProperties: true,
+          maxProperties: 8,
+          description:
+            'Extension (JSON bodies): booleans, the optional outputs asked for; a key left out: the engine\'s default; anything else: 400 on `outputs`. The nodeodm engine maps them onto ODM options ' +
+            '(mesh false: skip-3dmodel; dsm: dsm; ortho false: skip-orthophoto); an output not asked for and not made is listed `not available` as not requested, ' +
+            'one asked for that the engine cannot make (exif: all four; colmap: mesh, dsm, ortho) `not available` with the engine\'s reason.',
+        },
+      ),
+    ),
   }),
   Type.Null(),
 ]);

@@ -1,6 +1,8 @@
 // Kysely row types of schema `cloud` (see cloud.migrations.ts).
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { OutputCoordinateSystem } from './coordinate-systems/crs.ts';
+import type { RequestedOutputs } from './processing/requested-outputs.ts';
+import type { RasterInfo } from './processing/map-layers.ts';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
@@ -47,6 +49,8 @@ export interface CloudTables {
     availability: string;
     s3_key: string | null;
     note: string | null;
+    /** A georeferenced raster's map-layer description (processing/map-layers.ts); null otherwise. */
+    raster: ColumnType<RasterInfo | null, string | null | undefined, string | null>;
     created_at: Generated<Date>;
     updated_at: Generated<Date>;
   };
@@ -106,6 +110,8 @@ export interface ProjectsTable {
   error_reason: Generated<string>;
   tags: ColumnType<string[], string | undefined, string>;
   engine: string | null;
+  /** start_processing's `outputs` extension (engine.ts RequestedOutputs); null: the engine's defaults. */
+  requested_outputs: ColumnType<RequestedOutputs | null, string | null | undefined, string | null>;
   /** The pipeline processing chose: nadir, oblique, building or mobile. */
   pipeline: string | null;
   folder_id: number | null;

@@ -1,12 +1,17 @@
 // The inspection service's job catalogue: name -> payload.
 export type InspectionJobs = {
+  /** Status 12 of an is_video inspection: frames from its videos become its images (video/video-extraction.ts). */
+  'inspection.extract-video': { inspectionId: number };
   'inspection.analyze-images': { inspectionId: number };
   'inspection.track-photogrammetry': { inspectionId: number };
   'inspection.clip-point-cloud': { inspectionId: number };
+  /** After processing completed, with detect_rust: rust findings become annotations (rust/rust-analysis.ts). */
+  'inspection.detect-rust': { inspectionId: number };
   /** Copies a retry's inputs from its original into its own project, registers them, starts processing. */
   'inspection.prepare-retry': { inspectionId: number };
   'inspection.build-inputs-zip': { inspectionId: number };
-  'inspection.build-report': { inspectionId: number };
+  /** `requestedBy`: the user who asked (the report's reported_by; absent in jobs queued before it existed). */
+  'inspection.build-report': { inspectionId: number; requestedBy?: number };
   'inspection.send-email': { to: string; subject: string; text: string };
   /** Cloud projects, project group and stored files of deleted inspections and assets. */
   'inspection.delete-resources': { projectIds: number[]; projectGroupId: number | null; inspectionIds: number[] };

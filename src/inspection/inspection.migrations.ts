@@ -1,5 +1,6 @@
 // Schema `inspection`: owned by the inspection service alone.
 import type { Kysely } from 'kysely';
+import { serverSecretsTableDdl } from '../infra/secrets/server-secrets.ts';
 import { runStatements, type MigrationSet } from '../infra/database/migrate.ts';
 
 export const inspectionMigrations: MigrationSet = {
@@ -225,6 +226,40 @@ export const inspectionMigrations: MigrationSet = {
         alter table inspection.cameras add column calibration jsonb
       `,
       );
+    },
+  },
+  // Issue 12: read-only share tokens of an inspection (auth/share-tokens.ts). The token itself is
+  // never stored: its selector (a lookup key, not secret) and the SHA-256 of the whole token.
+  '0004_share_tokens': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        create table inspection.share_tokens (
+          id serial primary key,
+          inspection_id integer not null references inspection.inspections(id) on delete cascade,
+          selector text not null unique,
+          token_hash text not null,
+          label text not null default '',
+          created_by integer not null references inspection.users(id),
+          created_at timestamptz not null default now(),
+          revoked_at timestamptz
+        );
+        create index share_tokens_inspection on inspection.share_tokens (inspection_id)
+      `,
+      );
+    },
+  },
+  // Issue 12: frames taken from an is_video inspection's videos are its images too (video/).
+  '0005_video_input': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `alter table inspection.inspection_images add column source text not null default 'upload' check (source in ('upload', 'video_frame'))`);
+    },
+  },
+  // Issue 13: server secrets in the database, shared by every process (infra/secrets/server-secrets.ts).
+  '0006_server_secrets': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, serverSecretsTableDdl('inspection'));
     },
   },
 };

@@ -1,6 +1,7 @@
 // Wires the inspection service: its services over its own schema, its client of the cloud
 // service (HTTP only), the object store for its own files and the inputs it reads, its mailer,
 // its job handlers and its HTTP server. Nothing here reads the cloud's tables.
+import os from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../infra/database/database.ts';
@@ -14,6 +15,7 @@ import { inspectionMigrations } from './inspection.migrations.ts';
 import type { InspectionTables } from './inspection.tables.ts';
 import type { InspectionJobs } from './inspection.jobs.ts';
 import { AuthService } from './auth/auth.service.ts';
+import { ShareTokenService } from './auth/share-tokens.ts';
 import { CloudClient } from './cloud-client/cloud-client.ts';
 import { AssetService } from './assets/asset.service.ts';
 import { AllowanceService } from './allowance/allowance.service.ts';
@@ -28,6 +30,7 @@ import { DeletionService } from './deletion/deletion.service.ts';
 import { RetryService } from './retries/retry.service.ts';
 import { AnnotationService } from './annotations/annotation.service.ts';
 import { PointCloudLocator } from './annotations/coords-3d.ts';
+import { StoredPointClouds } from './storage/point-clouds.ts';
 import { MeasurementService } from './measurements/measurement.service.ts';
 import { ExtrasService } from './extras/extras.service.ts';
 import { OutputService } from './outputs/output.service.ts';
@@ -37,7 +40,9 @@ import { ReportService } from './reports/report.service.ts';
 import type { FileStore } from './storage/inspection-files.ts';
 import { ProcessingStatusService } from './processing-status/processing-status.service.ts';
 import { PreviewService } from './previews/preview.service.ts';
+import { RustAnalysis } from './rust/rust-analysis.ts';
 import { consoleCspDirectives, registerConsole, type ConsoleOptions } from './console/console.routes.ts';
+import { VideoFrameExtractor, type VideoToolsOptions } from './video/video-extraction.ts';
 
 export interface InspectionModuleOptions {
   database: Database;
@@ -55,6 +60,10 @@ export interface InspectionModuleOptions {
   cloudClientSecret: string;
   /** processing_backend -> the cloud engine its processing asks for (config PROCESSING_BACKEND_ENGINES). */
   processingBackendEngines?: Record<string, string>;
+  /** The service's public base URL, for share links (reports are built by workers, which do not listen). */
+  publicUrl?: () => string | undefined;
+  /** is_video inspections: ffmpeg, ffprobe and the work folder of frame extraction (default: on the PATH, the OS temp folder). */
+  video?: VideoToolsOptions;
 }
 
 export interface ServerErrorRecord {
@@ -66,6 +75,7 @@ export interface ServerErrorRecord {
 export class InspectionModule {
   readonly db: Kysely<InspectionTables>;
   readonly auth: AuthService;
+  readonly shareTokens: ShareTokenService;
   /** The only writer of `inspection.inspections`. */
   readonly inspectionRows: InspectionRepository;
   /** Access checks of inspections and assets, for every service. */
@@ -75,6 +85,7 @@ export class InspectionModule {
   readonly allowance: AllowanceService;
   readonly inspections: InspectionService;
   readonly pipeline: InspectionPipeline;
+  readonly videoFrames: VideoFrameExtractor;
   readonly accounts: AccountAdmin;
   readonly notifications: NotificationService;
   readonly deletion: DeletionService;
@@ -88,6 +99,7 @@ export class InspectionModule {
   readonly reports: ReportService;
   readonly processingStatus: ProcessingStatusService;
   readonly previews: PreviewService;
+  readonly rust: RustAnalysis;
   /** 5xx answers of the HTTP server (the last 100): none should ever be caused by a client. */
   readonly serverErrors: ServerErrorRecord[] = [];
 
@@ -96,7 +108,6 @@ export class InspectionModule {
     const logger = options.logger.child({ service: 'inspection' });
     const jobs = options.jobs;
     const files: FileStore = { store: options.store, bucket: options.bucket };
-    this.auth = new AuthService(this.db, options.tokenSigningKey, options.tokenTtlSeconds);
     this.cloud = new CloudClient({
       baseUrl: options.cloudUrl,
       clientId: options.cloudClientId,
@@ -106,38 +117,48 @@ export class InspectionModule {
     // Layers: routes -> services -> the repository (SQL of the inspections table) and access checks.
     const rows = (this.inspectionRows = new InspectionRepository(this.db));
     const access = (this.access = new InspectionAccess(this.db, rows));
+    this.shareTokens = new ShareTokenService(this.db, access, options.publicUrl ?? (() => undefined));
+    this.auth = new AuthService(this.db, options.tokenSigningKey, options.tokenTtlSeconds, this.shareTokens);
     this.notifications = new NotificationService(jobs);
     this.assets = new AssetService(this.db, access, this.cloud);
     this.allowance = new AllowanceService(this.db);
     this.pipeline = new InspectionPipeline(this.db, rows, this.cloud, jobs, files, logger, options.processingBackendEngines);
+    this.videoFrames = new VideoFrameExtractor(this.db, rows, this.cloud, jobs, files, logger, options.video ?? { ffmpegBinary: 'ffmpeg', ffprobeBinary: 'ffprobe', workDir: os.tmpdir() });
     this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications);
     this.accounts = new AccountAdmin(this.db);
     this.deletion = new DeletionService(this.db, rows, access, this.cloud, jobs, files, logger);
     this.retries = new RetryService(this.db, rows, access, this.pipeline, this.cloud, this.allowance, jobs, options.store, logger);
-    this.annotations = new AnnotationService(this.db, rows, access, new PointCloudLocator(files));
-    this.measurements = new MeasurementService(this.db, access);
+    const pointClouds = new StoredPointClouds(files); // one cache for coords_3d and measurement volumes
+    const locator = new PointCloudLocator(files, pointClouds);
+    this.annotations = new AnnotationService(this.db, rows, access, locator);
+    this.rust = new RustAnalysis(this.db, rows, this.annotations, this.cloud, files, locator, logger);
+    this.measurements = new MeasurementService(this.db, access, pointClouds);
     this.extras = new ExtrasService(this.db, access);
     this.outputs = new OutputService(access, this.cloud, files);
     this.processingStatus = new ProcessingStatusService(access, this.cloud);
     this.previews = new PreviewService(this.db, access, files);
     this.inventory = new InventoryService(this.db, access);
     this.inputs = new InputsZipService(this.db, rows, access, this.cloud, files, jobs, this.notifications, logger);
-    this.reports = new ReportService(this.db, rows, access, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger);
+    this.reports = new ReportService(this.db, rows, access, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger, this.shareTokens);
     const handlers: JobHandlers<InspectionJobs> = {
+      // One at a time: ffmpeg decodes the whole video, CPU-bound; hours for the longest (ffmpeg's own limit is shorter).
+      'inspection.extract-video': { handler: ({ inspectionId }) => this.videoFrames.extract(inspectionId), concurrency: 1, expireInSeconds: 6 * 3600 },
       'inspection.analyze-images': { handler: ({ inspectionId }) => this.pipeline.analyzeImages(inspectionId), concurrency: 2 },
       'inspection.track-photogrammetry': { handler: ({ inspectionId }) => this.pipeline.trackPhotogrammetry(inspectionId), concurrency: 4 },
       'inspection.clip-point-cloud': { handler: ({ inspectionId }) => this.pipeline.clipPointCloud(inspectionId), concurrency: 1 },
+      'inspection.detect-rust': { handler: ({ inspectionId }) => this.rust.run(inspectionId), concurrency: 1 },
       'inspection.prepare-retry': { handler: ({ inspectionId }) => this.retries.prepare(inspectionId), concurrency: 2 },
       'inspection.build-inputs-zip': { handler: ({ inspectionId }) => this.inputs.build(inspectionId), concurrency: 1, expireInSeconds: 6 * 3600 },
-      'inspection.build-report': { handler: ({ inspectionId }) => this.reports.build(inspectionId), concurrency: 1 },
+      'inspection.build-report': { handler: ({ inspectionId, requestedBy }) => this.reports.build(inspectionId, requestedBy), concurrency: 1 },
       'inspection.send-email': { handler: (message) => options.mailer.send(message), concurrency: 2, retryLimit: 10, retryDelaySeconds: 30 },
       'inspection.delete-resources': { handler: (payload) => this.deletion.deleteResources(payload), concurrency: 2 },
     };
     jobs.register(handlers);
   }
 
-  migrate(): Promise<void> {
-    return migrateSchema(this.options.database.db, 'inspection', inspectionMigrations);
+  /** Brings schema `inspection` up to date; before the module is built, which needs its secrets from it. */
+  static migrate(db: Database['db']): Promise<void> {
+    return migrateSchema(db as never, 'inspection', inspectionMigrations);
   }
 
   /** The HTTP server; with `webConsole`, the web console at `/` too (console/console.routes.ts). */
@@ -175,6 +196,7 @@ export class InspectionModule {
       reports: this.reports,
       processingStatus: this.processingStatus,
       previews: this.previews,
+      shareTokens: this.shareTokens,
     });
     if (webConsole) await registerConsole(app, webConsole);
     return app;

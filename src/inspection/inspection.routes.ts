@@ -1,6 +1,6 @@
 // HTTP routes of the inspection service (paths from CONTRACT section 2). The token call is open;
-// everything else sits in one scope that authenticates first (X-Api-Key + Bearer token) and is
-// registered per resource from the resource folders. Routes bind the request and call one
+// everything else sits in one scope that authenticates first (X-Api-Key + Bearer token, or a share
+// token for the reads auth/share-tokens.ts lists) and is registered per resource from the resource folders. Routes bind the request and call one
 // service method.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { HttpServer } from '../infra/http/http-server.ts';
@@ -28,6 +28,8 @@ import { registerAnnotationRoutes } from './annotations/annotation.routes.ts';
 import { registerMeasurementRoutes } from './measurements/measurement.routes.ts';
 import { registerRetryRoutes } from './retries/retry.routes.ts';
 import { registerReportRoutes } from './reports/report.routes.ts';
+import { registerShareTokenRoutes } from './auth/share-token.routes.ts';
+import { SHARE_QUERY_PARAMETER, type ShareTokenService } from './auth/share-tokens.ts';
 import * as S from './inspection.schemas.ts';
 
 declare module 'fastify' {
@@ -52,6 +54,7 @@ export interface InspectionRouteDeps {
   reports: ReportService;
   processingStatus: ProcessingStatusService;
   previews: PreviewService;
+  shareTokens: ShareTokenService;
 }
 
 const errors = S.errorResponses;
@@ -67,7 +70,8 @@ export async function registerInspectionRoutes(app: HttpServer, deps: Inspection
     const r = plain.withTypeProvider<TypeBoxTypeProvider>();
     r.decorateRequest('auth', null as unknown as AuthContext);
     r.addHook('onRequest', async (request) => {
-      request.auth = await deps.auth.authenticate(request.headers, request.method);
+      const shareToken = (request.query as Record<string, unknown> | undefined)?.[SHARE_QUERY_PARAMETER];
+      request.auth = await deps.auth.authenticate(request.headers, { method: request.method, route: request.routeOptions.url, shareToken });
     });
     const account = (auth: AuthContext) => accountOf({ organization_id: auth.organization?.id ?? null, user_id: auth.userId });
 
@@ -102,5 +106,6 @@ export async function registerInspectionRoutes(app: HttpServer, deps: Inspection
     registerAnnotationRoutes(r, deps);
     registerMeasurementRoutes(r, deps);
     registerPreviewRoutes(r, deps);
+    registerShareTokenRoutes(r, deps);
   });
 }

@@ -15,6 +15,7 @@ export const NoContent = Type.Null({ description: 'No body' });
 export const AuthHeaders = Type.Object({
   'x-api-key': Type.Optional(Type.String({ description: 'API key of the application (required)' })),
   'vendor-organization-uuid': Type.Optional(Type.String({ description: 'Organization to act for' })),
+  'x-share-token': Type.Optional(Type.String({ description: 'Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`.' })),
 });
 
 export const TokenBody = Type.Object({
@@ -88,14 +89,16 @@ export const Asset = Type.Object({
 
 export const ProcessingParameters = Type.Object(
   {
-    is_video: Type.Optional(Type.Boolean()),
-    generate_point_cloud: Type.Optional(Type.Boolean()),
+    is_video: Type.Optional(Type.Boolean({ description: 'true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read)' })),
+    generate_point_cloud: Type.Optional(Type.Boolean({ description: 'Sent to the cloud as start_processing `outputs.point_cloud` (absent: false)' })),
     clip_point_cloud: Type.Optional(Type.Boolean()),
     clipping_radius: Type.Optional(Int({ minimum: 1, description: 'Metres, horizontally around the asset position' })),
-    generate_mesh: Type.Optional(Type.Boolean()),
-    generate_dsm: Type.Optional(Type.Boolean()),
-    generate_ortho: Type.Optional(Type.Boolean()),
-    detect_antennas: Type.Optional(Type.Boolean()),
+    generate_mesh: Type.Optional(Type.Boolean({ description: 'Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason' })),
+    generate_dsm: Type.Optional(Type.Boolean({ description: 'Sent as `outputs.dsm` (absent: false)' })),
+    generate_ortho: Type.Optional(Type.Boolean({ description: 'Sent as `outputs.ortho` (absent: false)' })),
+    detect_antennas: Type.Optional(
+      Type.Boolean({ description: 'true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent' }),
+    ),
     detect_rust: Type.Optional(Type.Boolean()),
     roof_segmentation: Type.Optional(Type.Boolean()),
   },
@@ -130,7 +133,12 @@ export const Inspection = Type.Object({
   asset: Type.Integer(),
   user: Type.Integer(),
   status: Type.Integer(),
-  additional_statuses: Type.Object({ inventory: Type.Union([Type.Integer(), Type.Null()]), rust: Type.Union([Type.Integer(), Type.Null()]) }),
+  additional_statuses: Type.Object({
+    inventory: Type.Union([Type.Integer(), Type.Null()]),
+    rust: Type.Union([Type.Integer(), Type.Null()]),
+    inventory_reason: Type.Optional(Type.String({ description: 'Why the inventory status is an error (7: automatic antenna detection is not available on this installation).' })),
+    rust_reason: Type.Optional(Type.String({ description: 'Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why.' })),
+  }),
   pcs_task_uuid: NullableString,
   inspection_date: NullableString,
   description: NullableString,

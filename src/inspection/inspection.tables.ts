@@ -27,12 +27,30 @@ export interface InspectionTables {
   };
   'inspection.assets': AssetsTable;
   'inspection.inspections': InspectionsTable;
-  'inspection.inspection_images': { inspection_id: number; key: string; registered_at: Generated<Date> };
+  'inspection.inspection_images': { inspection_id: number; key: string; registered_at: Generated<Date>; source: ColumnType<ImageSource, ImageSource | undefined, ImageSource> };
   'inspection.cameras': CamerasTable;
   'inspection.annotations': AnnotationsTable;
   'inspection.measurements': MeasurementsTable;
   'inspection.inventory_items': InventoryItemsTable;
+  'inspection.share_tokens': ShareTokensTable;
 }
+
+/** A read-only share token of an inspection (auth/share-tokens.ts); the token itself is not stored. */
+export interface ShareTokensTable {
+  id: Generated<number>;
+  inspection_id: number;
+  /** Public part of the token, to find its row. */
+  selector: string;
+  /** SHA-256 (hex) of the whole token. */
+  token_hash: string;
+  label: Generated<string>;
+  created_by: number;
+  created_at: Generated<Date>;
+  revoked_at: Timestamp | null;
+}
+
+/** A registered upload (photos; a video and its telemetry), or a frame taken from a video (video/). */
+export type ImageSource = 'upload' | 'video_frame';
 
 export interface AssetsTable {
   id: Generated<number>;

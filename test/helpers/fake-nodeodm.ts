@@ -5,13 +5,15 @@
 // ready"} before completion); POST /task/cancel and /task/remove ({uuid}, urlencoded or JSON).
 // Errors are HTTP 200 with {"error": ...}, as NodeODM answers. It never runs ODM: progress rises
 // on each poll, then the task COMPLETES (serving an all.zip with the documented layout, shots
-// generated for the uploaded images), FAILS with a message, or keeps RUNNING until canceled.
+// generated for the uploaded images, orthophoto and DSM real GeoTIFFs: fake-geotiff.ts), FAILS
+// with a message, or keeps RUNNING until canceled.
 // Knobs: `dropUploads` (that many upload requests are cut halfway: the connection is destroyed
 // after part of the body, like NodeODM's --test_drop_uploads), `token`.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import proj4 from 'proj4';
 import yazl from 'yazl';
+import { fakeGeoTiff } from './fake-geotiff.ts';
 
 export type FakeOutcome = { kind: 'complete' } | { kind: 'fail'; errorMessage: string; log?: string[] } | { kind: 'hang' };
 
@@ -45,6 +47,16 @@ export interface FakeNodeOdm {
 
 export const FAKE_ORIGIN = { latitude: 46.8426, longitude: -91.994, altitude: 198.5 };
 const UTM15N = '+proj=utm +zone=15 +datum=WGS84 +units=m +no_defs';
+/**
+ * The extent of the fake orthophoto and DSM (EPSG:32615, metres): from 20 m west and 20 m south of
+ * FAKE_ORIGIN, 160 m east and 200 m north; the orthophoto in 0.25 m pixels, the DSM (and DTM) in 2 m.
+ */
+export const FAKE_RASTER_EXTENT = (() => {
+  const [e, n] = proj4('EPSG:4326', UTM15N).forward([FAKE_ORIGIN.longitude, FAKE_ORIGIN.latitude]);
+  const west = Math.round(e) - 20;
+  const south = Math.round(n) - 20;
+  return { west, south, north: south + 200, east: west + 160, width: 160, height: 200, orthoPixel: 0.25, demPixel: 2, epsg: 32615, proj4: UTM15N };
+})();
 
 export async function startFakeNodeOdm(options: { token?: string; pollsToFinish?: number } = {}): Promise<FakeNodeOdm> {
   const tasks = new Map<string, FakeTask>();
@@ -82,7 +94,7 @@ export async function startFakeNodeOdm(options: { token?: string; pollsToFinish?
         return json(200, { version: '2.2.4', taskQueueCount: tasks.size, maxImages: null, maxParallelTasks: 1, cpuCores: 2, totalMemory: 8e9, availableMemory: 4e9, engine: 'odm', engineVersion: '3.5.0' });
       }
       if (req.method === 'GET' && url.pathname === '/options') {
-        return json(200, ['dsm', 'auto-boundary', 'fast-orthophoto', 'pc-quality', 'mesh-size', 'use-3dmesh', 'feature-quality', 'skip-orthophoto'].map((name) => ({ name, type: 'string', value: '', domain: '', help: '' })));
+        return json(200, ['dsm', 'dtm', 'auto-boundary', 'fast-orthophoto', 'pc-quality', 'mesh-size', 'use-3dmesh', 'feature-quality', 'skip-orthophoto', 'skip-3dmodel'].map((name) => ({ name, type: 'string', value: '', domain: '', help: '' })));
       }
       if (req.method === 'POST' && url.pathname === '/task/new/init') {
         const fields = formFields(text);
@@ -218,11 +230,21 @@ async function allZip(task: FakeTask): Promise<Buffer> {
       geometry: { type: 'Point', coordinates: [lon, lat, FAKE_ORIGIN.altitude] },
     };
   });
-  zip.addBuffer(Buffer.from('II*\0fake orthophoto'), 'odm_orthophoto/odm_orthophoto.tif');
-  zip.addBuffer(Buffer.from('II*\0fake dsm'), 'odm_dem/dsm.tif');
+  // As ODM: no orthophoto with skip-orthophoto, no DSM without dsm, no full 3D model with skip-3dmodel.
+  const option = (name: string) => task.options.find((o) => o.name === name)?.value;
+  // Rasters: real GeoTIFFs in UTM 15N over FAKE_RASTER_EXTENT, as ODM's (map layers are read from them).
+  const raster = FAKE_RASTER_EXTENT;
+  if (option('skip-orthophoto') !== true) {
+    zip.addBuffer(fakeGeoTiff({ kind: 'rgb', width: raster.width / raster.orthoPixel, height: raster.height / raster.orthoPixel, pixel: raster.orthoPixel, originX: raster.west, originY: raster.north, epsg: 32615 }), 'odm_orthophoto/odm_orthophoto.tif');
+  }
+  const dem = () => fakeGeoTiff({ kind: 'elevation', width: raster.width / raster.demPixel, height: raster.height / raster.demPixel, pixel: raster.demPixel, originX: raster.west, originY: raster.north, epsg: 32615 });
+  if (option('dsm') === true) zip.addBuffer(dem(), 'odm_dem/dsm.tif');
+  if (option('dtm') === true) zip.addBuffer(dem(), 'odm_dem/dtm.tif');
   zip.addBuffer(Buffer.from('LASF fake laz'), 'odm_georeferencing/odm_georeferenced_model.laz');
-  zip.addBuffer(Buffer.from('mtllib odm_textured_model_geo.mtl\nv 0 0 0\n'), 'odm_texturing/odm_textured_model_geo.obj');
-  zip.addBuffer(Buffer.from('newmtl material0\n'), 'odm_texturing/odm_textured_model_geo.mtl');
+  if (option('skip-3dmodel') !== true) {
+    zip.addBuffer(Buffer.from('mtllib odm_textured_model_geo.mtl\nv 0 0 0\n'), 'odm_texturing/odm_textured_model_geo.obj');
+    zip.addBuffer(Buffer.from('newmtl material0\n'), 'odm_texturing/odm_textured_model_geo.mtl');
+  }
   zip.addBuffer(Buffer.from(JSON.stringify({ 'v2 fake 160 120 brown 0.85': { projection_type: 'brown', width: 160, height: 120, focal_x: 0.85, focal_y: 0.85, c_x: 0.01, c_y: -0.01, k1: -0.1, k2: 0.01, p1: 0, p2: 0, k3: 0 } })), 'cameras.json');
   zip.addBuffer(Buffer.from(JSON.stringify({ type: 'FeatureCollection', features })), 'odm_report/shots.geojson');
   zip.addBuffer(Buffer.from(JSON.stringify({ reconstruction_statistics: { reconstructed_shots_count: features.length } })), 'odm_report/stats.json');

@@ -229,7 +229,7 @@ export const ODD_NUMBERS: [string, unknown][] = [
   ['out-of-range', -1],
   ['out-of-range', 0],
   ['out-of-range', 2147483648],
-  ['out-of-range', 9007199254740993],
+  ['out-of-range', 2 ** 53 + 2],
   ['out-of-range', 1e308],
   ['out-of-range', -1e308],
   ['out-of-range', new RawJson('1e400')],

@@ -13,11 +13,15 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts the server (or, with command 'worker', workers only); resolves once it is ready, rejects if it exits first. */
-export function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 60_000, command: 'serve' | 'worker' = 'serve'): Promise<ServerProcess> {
+/**
+ * Starts the server (or, with command 'worker', workers only; with 'storage', the S3 endpoint
+ * alone, its URL in urls.storage); resolves once it is ready, rejects if it exits first.
+ */
+export function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 60_000, command: 'serve' | 'worker' | 'storage' = 'serve'): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', command], {
     cwd: ROOT,
-    env: { ...process.env, INSPECTION_PORT: '0', CLOUD_PORT: '0', STORAGE_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    // ENGINE: exif unless the test asks otherwise (where COLMAP is installed the default would be colmap: minutes per project).
+    env: { ...process.env, INSPECTION_PORT: '0', CLOUD_PORT: '0', STORAGE_PORT: '0', LOG_LEVEL: 'warn', ENGINE: 'exif', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -30,8 +34,8 @@ export function startServerProcess(env: Record<string, string | undefined>, time
       const url = (label: string) => new RegExp(`${label}:\\s+(http://\\S+?)(/v1/|/project/| |$)`, 'm').exec(output)?.[1];
       const inspection = url('Inspection service');
       const cloud = url('Cloud service');
-      const storage = /S3 endpoint:\s+(http:\/\/\S+)/.exec(output)?.[1];
-      if ((inspection && cloud && storage) || (command === 'worker' && output.includes('Workers running.'))) {
+      const storage = /S3 endpoint(?: \(with STS AssumeRole\))?:\s+(http:\/\/\S+)/.exec(output)?.[1];
+      if ((inspection && cloud && storage) || (command === 'worker' && output.includes('Workers running.')) || (command === 'storage' && storage)) {
         clearTimeout(timer);
         resolve({ child, urls: { inspection: inspection ?? '', cloud: cloud ?? '', storage: storage ?? '' }, output: () => output, exited });
       }

@@ -68,6 +68,8 @@ export function tempDir(prefix = 'oi-test-'): string {
 export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
   return {
     ...loadConfig({}),
+    // exif (no reconstruction, seconds) whatever the machine has; a test about reconstruction asks for colmap.
+    engine: 'exif',
     dataDir,
     inspectionPort: 0,
     cloudPort: 0,

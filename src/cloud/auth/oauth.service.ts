@@ -6,9 +6,11 @@ import { SignJWT, jwtVerify, exportJWK, calculateJwkThumbprint, errors as joseEr
 import type { Kysely } from 'kysely';
 import type { CloudTables } from '../cloud.tables.ts';
 import { constantTimeEqual, generateSecret, sha256Hex } from '../../infra/auth/secrets.ts';
-import { ApiError, authenticationFailed, notAuthenticated, tokenExpired } from '../../infra/http/errors.ts';
+import { authenticationFailed, notAuthenticated, tokenExpired } from '../../infra/http/errors.ts';
+import { oauthError } from './oauth-errors.ts';
 
 export const CLOUD_SCOPE = 'read:cloud write:cloud';
+const CLOUD_SCOPES = CLOUD_SCOPE.split(' ');
 
 export interface CloudPrincipal {
   clientId: string;
@@ -66,11 +68,35 @@ export class OAuthService {
     return Number(result.numDeletedRows) > 0;
   }
 
-  async issueToken(grantType: string | undefined, clientId: string | undefined, clientSecret: string | undefined) {
-    if (grantType !== 'client_credentials') {
-      throw new ApiError(400, 'unsupported_grant_type', 'grant_type must be client_credentials.');
+  /**
+   * A token for the client credentials grant (RFC 6749 4.4). The client authenticates with
+   * `client_id`/`client_secret` parameters or HTTP Basic (`basic`), not both. Errors are RFC 6749's
+   * (oauth-errors.ts): a parameter missing or repeated, or two authentication methods:
+   * invalid_request; a grant other than client_credentials: unsupported_grant_type; no, unknown or
+   * wrong credentials: invalid_client (401); a scope beyond read:cloud write:cloud: invalid_scope.
+   * invalid_grant and unauthorized_client never arise: this grant carries nothing but the client's
+   * credentials, and every client may use it.
+   */
+  async issueToken(request: {
+    grantType?: string;
+    clientId?: string;
+    clientSecret?: string;
+    scope?: string;
+    basic?: { clientId: string; clientSecret: string };
+  }) {
+    // RFC 6749 3.2: a parameter sent without a value is treated as omitted.
+    const given = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
+    const grantType = given(request.grantType);
+    if (!grantType) throw oauthError('invalid_request', 'The grant_type parameter is required (client_credentials).');
+    if (grantType !== 'client_credentials') throw oauthError('unsupported_grant_type', `Unsupported grant_type "${grantType}": this server issues tokens for client_credentials only.`);
+    let clientId = given(request.clientId);
+    let clientSecret = given(request.clientSecret);
+    if (request.basic) {
+      if (clientSecret) throw oauthError('invalid_request', 'The client authenticated twice (HTTP Basic and client_secret): use one method.');
+      if (clientId && clientId !== request.basic.clientId) throw oauthError('invalid_request', 'client_id differs from the client authenticated by HTTP Basic.');
+      ({ clientId, clientSecret } = request.basic);
     }
-    if (!clientId || !clientSecret) throw new ApiError(401, 'invalid_client', 'client_id and client_secret are required.');
+    if (!clientId || !clientSecret) throw oauthError('invalid_client', 'Client authentication is required: client_id and client_secret, or HTTP Basic.');
     const client = await this.db
       .selectFrom('cloud.clients')
       .innerJoin('cloud.organizations', 'cloud.organizations.id', 'cloud.clients.organization_id')
@@ -78,8 +104,11 @@ export class OAuthService {
       .where('cloud.clients.client_id', '=', clientId)
       .executeTakeFirst();
     if (!client || !constantTimeEqual(client.secret_hash, sha256Hex(clientSecret))) {
-      throw new ApiError(401, 'invalid_client', 'Invalid client credentials.');
+      throw oauthError('invalid_client', 'Invalid client credentials.');
     }
+    const scope = given(request.scope);
+    const unknown = scope?.split(' ').filter((s) => s !== '' && !CLOUD_SCOPES.includes(s)) ?? [];
+    if (unknown.length > 0) throw oauthError('invalid_scope', `Unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}: the scopes are ${CLOUD_SCOPE}.`);
     const access_token = await new SignJWT({ scope: CLOUD_SCOPE, [this.orgClaim]: client.organization_uuid })
       .setProtectedHeader({ alg: 'RS256', kid: (await this.jwk).kid, typ: 'JWT' })
       .setSubject(clientId)

@@ -20,6 +20,7 @@ import { conflict, notFound } from '../../infra/http/errors.ts';
 import type { CloudJobs } from '../cloud.jobs.ts';
 import type { OutputRow, ProjectRepository } from '../projects/project.repository.ts';
 import { mapConcurrently } from '../../shared/concurrency.ts';
+import { resultTypeOf } from '../processing/result-types.ts';
 
 export const INPUT_ZIP = 'input_zip';
 
@@ -68,7 +69,7 @@ export class InputsBundleService {
       if (existing) await trx.deleteFrom('cloud.project_outputs').where('id', '=', existing.id).execute();
       const bundle = await trx
         .insertInto('cloud.project_outputs')
-        .values({ project_id: project.id, output_type: INPUT_ZIP, result_type: 'bundle', availability: 'in_progress', s3_key: null, note: null })
+        .values({ project_id: project.id, output_type: INPUT_ZIP, result_type: resultTypeOf(INPUT_ZIP), availability: 'in_progress', s3_key: null, note: null })
         .returningAll()
         .executeTakeFirstOrThrow();
       await this.jobs.send<CloudJobs, 'cloud.build-inputs-zip'>('cloud.build-inputs-zip', { projectId: project.id, outputId: bundle.id }, { trx });

@@ -35,7 +35,7 @@ export function epsgByCode(code: string | number): EpsgEntry | undefined {
   const key = String(code).trim();
   if (!/^\d{1,7}$/.test(key)) return undefined;
   if (!byCode.has(key)) {
-    let entry: EpsgEntry | null = null;
+    let entry: EpsgEntry | null;
     try {
       entry = require(`epsg-index/s/${key}.json`) as EpsgEntry;
     } catch {

@@ -6,6 +6,7 @@ import type { ObjectStore } from '../../infra/storage/object-store.ts';
 import type { OutputCoordinateSystem } from '../coordinate-systems/crs.ts';
 import type { ReadableImage } from './input-analysis.ts';
 import type { Pipeline } from './pipelines.ts';
+import type { RequestedOutputs } from './requested-outputs.ts';
 
 /** Output names of CONTRACT.md section 3. */
 export type OutputType =
@@ -21,7 +22,11 @@ export type OutputType =
   // Added by the colmap/nodeodm engines (documented in README "Photogrammetry engines"):
   // the engine's full console log (text), and the point cloud as PLY beside the LAS.
   | 'processing_log'
-  | 'point_cloud_ply';
+  | 'point_cloud_ply'
+  // Added by the nodeodm engine (docs/cloud-service.md, "Outputs"): ODM's terrain model when
+  // its options make one, and ODM's PDF report beside the JSON quality report.
+  | 'dtm'
+  | 'quality_report_pdf';
 
 export interface EngineInput {
   projectId: number;
@@ -37,6 +42,8 @@ export interface EngineInput {
   outputCrs: OutputCoordinateSystem;
   pipeline: Pipeline;
   tags: string[];
+  /** start_processing's `outputs` (requested-outputs.ts); null or a missing key: the engine's default. */
+  requestedOutputs?: RequestedOutputs | null;
   /** GCPs (x, y, z in the output system), MTPs and their marks (pixel coordinates in `photo`). */
   controlPoints: ControlPoints;
   store: ObjectStore;
@@ -51,9 +58,9 @@ export interface ControlPoints {
   marks: { gcp: string; photo: string; x: number; y: number }[];
 }
 
+/** An output written to storage; its result_type follows from its type (result-types.ts). */
 export interface ProducedOutput {
   outputType: OutputType;
-  resultType: 'file' | 'bundle';
   key: string;
 }
 

@@ -53,7 +53,7 @@ export function createEngines(defaultName: string, extra: readonly string[], opt
     try {
       engines.set(name, createEngine(name, options));
     } catch (err) {
-      throw new Error(`${source} "${name}", which cannot be configured: ${(err as Error).message}`);
+      throw new Error(`${source} "${name}", which cannot be configured: ${(err as Error).message}`, { cause: err });
     }
   }
   return { defaultName, names: [...engines.keys()], get: (name) => engines.get(name) };

@@ -71,8 +71,8 @@ export class ExifEngine implements PhotogrammetryEngine {
     await input.reportProgress(100, 'Done');
     return {
       outputs: [
-        { outputType: 'calibrated_camera_parameters_json', resultType: 'file', key },
-        ...(thumb ? [{ outputType: 'project_thumb' as const, resultType: 'file' as const, key: thumbKey }] : []),
+        { outputType: 'calibrated_camera_parameters_json', key },
+        ...(thumb ? [{ outputType: 'project_thumb' as const, key: thumbKey }] : []),
       ],
       notAvailable: [
         ...(['point_cloud', '3d_mesh_obj_zip', 'dsm', 'ortho_rgb'] as const).map((outputType) => ({ outputType, reason: NOT_RECONSTRUCTED })),

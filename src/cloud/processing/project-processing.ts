@@ -5,7 +5,8 @@
 //   3. the output system (requested + EGM96, WGS 84 / UTM from the positions, or arbitrary), the
 //      pipeline (tags, or `mobile` detected from the images, pipelines.ts), map bounds, acquisition
 //      date and geolocation, recorded on the project;
-//   4. the engine the project was started with (30-100 %), then its outputs and DONE.
+//   4. the engine the project was started with (30-100 %), then its outputs (the rasters among
+//      them described as map layers, map-layers.ts) and DONE.
 // Idempotent: a retry after a crash finds the project PROCESSING and runs again from the start into
 // a fresh output folder; only the run that finishes records its outputs.
 // Cancellation: a project deleted while processing stops the run (cancellation.ts); every write
@@ -19,8 +20,13 @@ import type { ProjectRepository } from '../projects/project.repository.ts';
 import { projectPaths } from '../projects/project.service.ts';
 import { checkOutputCrs, parseCoordinateSystem, resolveOutputCrs } from '../coordinate-systems/crs.ts';
 import type { ControlPointRepository } from '../control-points/control-point.repository.ts';
-import { EngineError } from './engine.ts';
+import { EngineError, type ProducedOutput } from './engine.ts';
+import { describeRaster, type RasterInfo } from './map-layers.ts';
+import { GeoTiffError } from './geotiff.ts';
+import { MAP_LAYER_OUTPUTS } from './result-types.ts';
+import { StorageError } from '../../infra/storage/object-store.ts';
 import type { EngineSet } from './engines.ts';
+import { applyRequestedOutputs } from './requested-outputs.ts';
 import { PROJECT_DELETED, ProcessingCanceled, watchForCancel } from './cancellation.ts';
 import { readableImages, type InputAnalyzer, type ReadableImage } from './input-analysis.ts';
 import { choosePipeline } from './pipelines.ts';
@@ -94,7 +100,7 @@ export class ProjectProcessor {
       });
       log.info({ pipeline, outputCrs: resolved.crs.name, images: images.length, inputs: inputs.length }, 'processing');
 
-      const result = await engine.run({
+      const engineResult = await engine.run({
         projectId,
         projectUuid: project.uuid,
         bucket: project.bucket_name,
@@ -104,11 +110,18 @@ export class ProjectProcessor {
         outputCrs: resolved.crs,
         pipeline,
         tags: project.tags,
+        requestedOutputs: project.requested_outputs,
         controlPoints: await this.controlPoints.all(projectId),
         store: this.store,
         signal: watch.signal,
         reportProgress: (percent, text) => report(ANALYSIS_SHARE + (percent * (100 - ANALYSIS_SHARE)) / 100, text),
       });
+      watch.signal.throwIfAborted();
+      // Not-available reasons say whether the output was asked for (requested-outputs.ts).
+      const result = applyRequestedOutputs(engineResult, project.requested_outputs, engineName);
+      const unmet = result.notAvailable.filter((o) => o.reason.startsWith('Requested'));
+      if (unmet.length > 0) log.info({ notAvailable: unmet }, 'requested outputs this engine cannot make');
+      const rasters = await this.describeRasters(project.bucket_name, result.outputs, log);
       watch.signal.throwIfAborted();
       await this.projects.db.transaction().execute(async (trx) => {
         // The row first: it takes the lock a concurrent deletion needs, or finds the project gone.
@@ -116,8 +129,8 @@ export class ProjectProcessor {
         await this.projects.replaceOutputs(
           projectId,
           [
-            ...result.outputs.map((o) => ({ outputType: o.outputType, resultType: o.resultType, availability: 'done', key: o.key, note: null })),
-            ...result.notAvailable.map((o) => ({ outputType: o.outputType, resultType: 'file', availability: 'not available', key: null, note: o.reason })),
+            ...result.outputs.map((o) => ({ outputType: o.outputType, availability: 'done', key: o.key, note: null, raster: rasters.get(o.key) ?? null })),
+            ...result.notAvailable.map((o) => ({ outputType: o.outputType, availability: 'not available', key: null, note: o.reason })),
           ],
           trx,
         );
@@ -151,6 +164,25 @@ export class ProjectProcessor {
     } finally {
       watch.stop();
     }
+  }
+
+  /**
+   * The map-layer description of each georeferenced raster produced (map-layers.ts), by key. A
+   * raster that cannot be read as a GeoTIFF in a registered system is still an output, not a layer.
+   */
+  private async describeRasters(bucket: string, outputs: ProducedOutput[], log: Logger): Promise<Map<string, RasterInfo>> {
+    const described = new Map<string, RasterInfo>();
+    for (const output of outputs.filter((o) => MAP_LAYER_OUTPUTS.includes(o.outputType))) {
+      try {
+        const info = await describeRaster(this.store, bucket, output.key);
+        if (info) described.set(output.key, info);
+        else log.warn({ outputType: output.outputType }, 'raster output in no registered coordinate system: not a map layer');
+      } catch (err) {
+        if (err instanceof GeoTiffError || err instanceof StorageError) log.warn({ outputType: output.outputType, reason: err.message }, 'raster output not readable as a GeoTIFF: not a map layer');
+        else throw err;
+      }
+    }
+    return described;
   }
 
   /** An update of the processing project; a project no longer processing cancels the run. */

@@ -1,15 +1,21 @@
-// Rows -> the project details record of the cloud spec.
+// Rows -> the project details record of the cloud spec. The `outputs` block comes from the output
+// rows: the thumbnail, the map layers (rasters described at the end of processing,
+// processing/map-layers.ts) with their extent and zooms, and the quality reports.
 import type { Static } from 'typebox';
-import type { ProjectRow } from '../cloud.tables.ts';
-import type { ProjectDetails as ProjectDetailsSchema } from '../cloud.schemas.ts';
+import type { MapBounds, ProjectRow } from '../cloud.tables.ts';
+import type { MapLayer, ProjectDetails as ProjectDetailsSchema, ReportEntry } from '../cloud.schemas.ts';
 import type { BundleState } from '../bundles/inputs-bundle.ts';
+import { unionBounds, type RasterInfo } from '../processing/map-layers.ts';
 
 export type ProjectDetails = Static<typeof ProjectDetailsSchema>;
 
 interface OutputRow {
+  id: number;
   output_type: string;
+  result_type: string;
   availability: string;
   s3_key: string | null;
+  raster: RasterInfo | null;
 }
 
 export interface MapContext {
@@ -19,12 +25,16 @@ export interface MapContext {
   /** Presigned URL of the project thumbnail, when built. */
   thumbUrl: string | null;
   folderUuid: string | null;
+  /** Name of the API client that created the project ('' once that client is deleted). */
+  clientName: string;
 }
 
 export function mapProject(row: ProjectRow, outputs: OutputRow[], context: MapContext): ProjectDetails {
   const detailUrl = `${context.baseUrl}/project/api/v3/projects/${row.id}/`;
   const thumb = outputs.find((o) => o.output_type === 'project_thumb' && o.availability === 'done' && o.s3_key);
   const crs = row.output_crs;
+  const done = outputs.filter((o): o is OutputRow & { s3_key: string } => o.availability === 'done' && o.s3_key !== null);
+  const layers = mapLayers(done, row.bucket_name);
   return {
     id: row.id,
     uuid: row.uuid,
@@ -43,7 +53,7 @@ export function mapProject(row: ProjectRow, outputs: OutputRow[], context: MapCo
     progress: row.progress,
     error_reason: row.error_reason,
     error_code: row.error_code,
-    user_display_name: '',
+    user_display_name: context.clientName,
     project_thumb: context.thumbUrl ?? '',
     detail_url: detailUrl,
     project_type: 'pro',
@@ -71,8 +81,8 @@ export function mapProject(row: ProjectRow, outputs: OutputRow[], context: MapCo
       : null,
     geoid_model: row.geoid_model,
     geoid_height: row.geoid_height,
-    min_zoom: 0,
-    max_zoom: 0,
+    min_zoom: layers.length ? Math.min(...layers.map((l) => l.min_zoom)) : 0,
+    max_zoom: layers.length ? Math.max(...layers.map((l) => l.max_zoom)) : 0,
     proj_pipeline: crs?.proj4 ?? '',
     tags: row.tags,
     pipeline: row.pipeline,
@@ -85,11 +95,41 @@ export function mapProject(row: ProjectRow, outputs: OutputRow[], context: MapCo
           : { status: 'not available', name: 'project_thumb', s3_key: null, s3_bucket: null },
         reflectance: [],
       },
-      map: { layers: [], bounds: row.map_bounds },
+      // The layers' extent once processing made any; before (and without), the images' extent.
+      map: { layers, bounds: unionBounds(layers.map((l) => l.bounds as MapBounds)) ?? row.map_bounds },
       bundles: { inputs: context.bundle },
-      reports: {},
+      reports: reports(done, row.bucket_name),
     },
   };
+}
+
+function mapLayers(done: (OutputRow & { s3_key: string })[], bucket: string): Static<typeof MapLayer>[] {
+  return done
+    .filter((o) => o.raster !== null)
+    .map((o) => {
+      const r = o.raster!;
+      return {
+        name: o.output_type,
+        layer_type: o.result_type,
+        output_id: o.id,
+        s3_key: o.s3_key,
+        s3_bucket: bucket,
+        bounds: r.bounds,
+        min_zoom: r.min_zoom,
+        max_zoom: r.max_zoom,
+        resolution_m: r.resolution_m,
+        width: r.width,
+        height: r.height,
+        epsg: r.epsg,
+      };
+    });
+}
+
+function reports(done: (OutputRow & { s3_key: string })[], bucket: string): Record<string, Static<typeof ReportEntry>> {
+  const entries = done
+    .filter((o) => o.result_type === 'quality_report')
+    .map((o) => [o.output_type, { status: 'processed', name: o.output_type, format: o.s3_key.toLowerCase().endsWith('.pdf') ? 'pdf' : 'json', output_id: o.id, s3_key: o.s3_key, s3_bucket: bucket }] as const);
+  return Object.fromEntries(entries);
 }
 
 function displayStatus(row: ProjectRow): string {

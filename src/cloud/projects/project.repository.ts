@@ -1,6 +1,8 @@
 // All SQL of cloud projects, their inputs and outputs.
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { CloudTables, ProjectRow, ProjectsTable, PublicStatus, StoredAnalysis } from '../cloud.tables.ts';
+import type { RasterInfo } from '../processing/map-layers.ts';
+import { resultTypeOf } from '../processing/result-types.ts';
 
 export type OutputRow = Selectable<CloudTables['cloud.project_outputs']>;
 
@@ -193,6 +195,14 @@ export class ProjectRepository {
       .execute();
   }
 
+  /** Names of API clients by row id (user_display_name of their projects); deleted ones are absent. */
+  async clientNames(clientIds: number[]): Promise<Map<number, string>> {
+    const ids = [...new Set(clientIds)];
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.selectFrom('cloud.clients').select(['id', 'name']).where('id', 'in', ids).execute();
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
   listOutputs(projectId: number) {
     return this.db.selectFrom('cloud.project_outputs').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
   }
@@ -208,7 +218,7 @@ export class ProjectRepository {
 
   async replaceOutputs(
     projectId: number,
-    outputs: { outputType: string; resultType: string; availability: string; key: string | null; note: string | null }[],
+    outputs: { outputType: string; availability: string; key: string | null; note: string | null; raster?: RasterInfo | null }[],
     db: Db = this.db,
   ): Promise<void> {
     // The inputs bundle is not an engine output: it lives on across processing (inputs-bundle.ts).
@@ -220,7 +230,8 @@ export class ProjectRepository {
         outputs.map((o) => ({
           project_id: projectId,
           output_type: o.outputType,
-          result_type: o.resultType,
+          result_type: resultTypeOf(o.outputType),
+          raster: o.raster ? JSON.stringify(o.raster) : null,
           availability: o.availability,
           s3_key: o.key,
           note: o.note,

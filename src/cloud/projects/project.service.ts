@@ -12,6 +12,7 @@ import { mapProject, type ProjectDetails } from './project.mapper.ts';
 import { requireNotStarted } from './project-state.ts';
 import { resolveTags } from '../processing/tags.ts';
 import { resolveEngine, type OfferedEngines } from '../processing/engine-choice.ts';
+import { resolveRequestedOutputs } from '../processing/requested-outputs.ts';
 import type { CloudJobs } from '../cloud.jobs.ts';
 import { mapConcurrently } from '../../shared/concurrency.ts';
 import { CrsDefinitionError, parseCoordinateSystem } from '../coordinate-systems/crs.ts';
@@ -28,10 +29,15 @@ export interface ProjectServiceOptions {
   engines: OfferedEngines;
 }
 
-/** Storage layout: clients upload under `uploads/…/`; results go elsewhere, out of clients' reach. */
+/**
+ * Storage layout: clients upload under `uploads/…/`; results (outputs of each run, the inputs
+ * bundle) go under `results/<project uuid>/`, which the project's storage credentials may read
+ * and list but never write (credentials(), below).
+ */
 export const projectPaths = {
   uploads: (organizationUuid: string, projectId: number) => `uploads/org-${organizationUuid}/project-${projectId}`,
-  outputs: (projectUuid: string, run: string) => `results/${projectUuid}/${run}/`,
+  results: (projectUuid: string) => `results/${projectUuid}/`,
+  outputs: (projectUuid: string, run: string) => `${projectPaths.results(projectUuid)}${run}/`,
 };
 
 export interface CreateProjectInput {
@@ -125,13 +131,15 @@ export class ProjectService {
     });
     // Objects go after the row: a failure here leaves orphaned objects, never a project without data.
     await this.store.deletePrefix(project.bucket_name, `${project.s3_base_path}/`);
-    await this.store.deletePrefix(project.bucket_name, `results/${project.uuid}/`);
+    await this.store.deletePrefix(project.bucket_name, projectPaths.results(project.uuid));
   }
 
   async credentials(principal: CloudPrincipal, id: number) {
     const project = await this.require(principal, id);
     const prefix = `${project.s3_base_path}/`;
-    const c = await this.issuer.issue(project.bucket_name, prefix, this.options.credentialsTtlSeconds);
+    // Write under the uploads prefix (the record's `key`); read the results, as the real API's
+    // clients do with an output's s3_key (docs/cloud-service.md, "Downloading outputs").
+    const c = await this.issuer.issue(project.bucket_name, prefix, this.options.credentialsTtlSeconds, { readOnlyPrefixes: [projectPaths.results(project.uuid)] });
     return {
       access_key: c.accessKeyId,
       secret_key: c.secretAccessKey,
@@ -173,11 +181,12 @@ export class ProjectService {
     return { nb_images_registered: count };
   }
 
-  async startProcessing(principal: CloudPrincipal, id: number, tags: unknown, engine?: unknown): Promise<ProjectDetails> {
-    // Both fields are checked, and both reported, before anything else (as DRF validates a body).
-    const [resolved, engineName] = validateFields(
+  async startProcessing(principal: CloudPrincipal, id: number, tags: unknown, engine?: unknown, outputs?: unknown): Promise<ProjectDetails> {
+    // The fields are checked, and all reported, before anything else (as DRF validates a body).
+    const [resolved, engineName, requestedOutputs] = validateFields(
       () => resolveTags(tags),
       () => resolveEngine(engine, this.options.engines),
+      () => resolveRequestedOutputs(outputs),
     );
     const row = await this.projects.db.transaction().execute(async (trx) => {
       const project = await this.projects.find(id, principal.organizationId, trx, true);
@@ -195,6 +204,7 @@ export class ProjectService {
           error_reason: '',
           tags: JSON.stringify(resolved),
           engine: engineName,
+          requested_outputs: requestedOutputs ? JSON.stringify(requestedOutputs) : null,
           processing_started_at: null,
           processing_ended_at: null,
         },
@@ -229,8 +239,9 @@ export class ProjectService {
     };
   }
 
-  async details(row: ProjectRow, outputs?: OutputRow[], folderUuid?: string | null): Promise<ProjectDetails> {
+  async details(row: ProjectRow, outputs?: OutputRow[], folderUuid?: string | null, clientName?: string): Promise<ProjectDetails> {
     const rows = outputs ?? (await this.projects.listOutputs(row.id));
+    const client = clientName ?? (row.client_id === null ? '' : ((await this.projects.clientNames([row.client_id])).get(row.client_id) ?? ''));
     const thumb = rows.find((o) => o.output_type === 'project_thumb' && o.availability === 'done' && o.s3_key);
     const bundle = await this.bundles.stateOf(row, rows.find((o) => o.output_type === INPUT_ZIP));
     const folder = folderUuid !== undefined ? folderUuid : await this.folderUuid(row.folder_id);
@@ -240,6 +251,7 @@ export class ProjectService {
       bundle,
       thumbUrl: thumb ? await this.store.presignGetUrl(row.bucket_name, thumb.s3_key!, this.options.credentialsTtlSeconds) : null,
       folderUuid: folder,
+      clientName: client,
     });
   }
 
@@ -251,7 +263,12 @@ export class ProjectService {
         ? (await this.projects.db.selectFrom('cloud.folders').select(['id', 'uuid']).where('id', 'in', folderIds).execute()).map((f) => [f.id, f.uuid])
         : [],
     );
-    return Promise.all(rows.map((row) => this.details(row, outputs.get(row.id) ?? [], row.folder_id === null ? null : (folders.get(row.folder_id) ?? null))));
+    const clients = await this.projects.clientNames(rows.map((r) => r.client_id).filter((c): c is number => c !== null));
+    return Promise.all(
+      rows.map((row) =>
+        this.details(row, outputs.get(row.id) ?? [], row.folder_id === null ? null : (folders.get(row.folder_id) ?? null), (row.client_id !== null && clients.get(row.client_id)) || ''),
+      ),
+    );
   }
 
   private async folderUuid(folderId: number | null): Promise<string | null> {
@@ -278,7 +295,7 @@ export class ProjectService {
 }
 
 /** The results of independent field checks, or one ValidationError with every field's errors. */
-function validateFields<A, B>(a: () => A, b: () => B): [A, B] {
+function validateFields<T extends unknown[]>(...checks: { [K in keyof T]: () => T[K] }): T {
   const fields: FieldErrors = {};
   const attempt = <T>(check: () => T): T | undefined => {
     try {
@@ -289,7 +306,7 @@ function validateFields<A, B>(a: () => A, b: () => B): [A, B] {
       return undefined;
     }
   };
-  const results = [attempt(a), attempt(b)] as [A, B];
+  const results = checks.map((check) => attempt(check)) as T;
   if (Object.keys(fields).length > 0) throw new ValidationError(fields);
   return results;
 }

@@ -119,7 +119,7 @@ export async function listBucketKeys(bucketDir: string, options: KeyListingOptio
 
   // Start in the deepest folder that the prefix fully names: nothing outside it can match.
   const prefixDirs = prefix.split('/').slice(0, -1);
-  let startDir = bucketDir;
+  let startDir: string;
   try {
     startDir = path.join(bucketDir, ...prefixDirs.map(encodeSegment));
   } catch {

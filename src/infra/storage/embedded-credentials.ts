@@ -4,13 +4,13 @@
 //
 //   access key id   "ASIA" + 16 random base32 characters (like STS temporary keys)
 //   secret key      HMAC(secret-subkey, access key id), 40 base64url characters
-//   session token   "v1." + base64url(JSON {k, b, p, e}) + "." + base64url(HMAC(token-subkey, payload))
+//   session token   "v1." + base64url(JSON {k, b, p, e, r?}) + "." + base64url(HMAC(token-subkey, payload))
 //
-// The token binds the access key id to its bucket, prefix and expiry; forging or widening one
-// needs the master key. The root credential (fixed "AKIA..." id, no token) is for the server
+// The token binds the access key id to its bucket, its read-write prefix, the prefixes it may only
+// read (`r`, absent when none) and its expiry; forging or widening one needs the master key. The root credential (fixed "AKIA..." id, no token) is for the server
 // itself (presigning) and is never handed to clients.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { CredentialIssuer, TemporaryCredentials } from './object-store.ts';
+import type { CredentialIssuer, IssueOptions, TemporaryCredentials } from './object-store.ts';
 
 export interface EmbeddedCredentialIssuerOptions {
   /** 32 random bytes, loaded or created by the caller in the data folder. */
@@ -22,9 +22,16 @@ export interface EmbeddedCredentialIssuerOptions {
   /** Longest lifetime issue() accepts, in seconds (default 7 days). */
   maxTtlSeconds?: number;
   now?: () => number;
+  /** The root credential, when it is configured (the `storage` command); default: derived from the master key. */
+  root?: RootCredential;
 }
 
-export type CredentialScope = { kind: 'root' } | { kind: 'prefix'; bucket: string; prefix: string };
+export interface RootCredential {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+export type CredentialScope = { kind: 'root' } | { kind: 'prefix'; bucket: string; prefix: string; readOnlyPrefixes: string[] };
 
 export interface ResolvedCredential {
   accessKeyId: string;
@@ -64,6 +71,7 @@ interface TokenPayload {
   /** bucket */ b: string;
   /** prefix */ p: string;
   /** expiration, Unix seconds */ e: number;
+  /** prefixes readable only */ r?: string[];
 }
 
 /** Derives the separate keys from the master key, so no key is used for two purposes. */
@@ -72,13 +80,14 @@ class DerivedKeys {
   readonly secretMac: Buffer;
   readonly root: { accessKeyId: string; secretAccessKey: string };
 
-  constructor(masterKey: Buffer) {
+  constructor(masterKey: Buffer, root?: RootCredential) {
     if (!Buffer.isBuffer(masterKey) || masterKey.length !== 32) throw new Error('the storage master key must be 32 bytes');
     const derive = (label: string) => createHmac('sha256', masterKey).update(`open-inspection/s3/${label}/v1`).digest();
     this.tokenMac = derive('session-token');
     this.secretMac = derive('secret-key');
+    if (root && TEMP_KEY_ID.test(root.accessKeyId)) throw new Error('the root access key id must not look like a temporary one (ASIA...)');
     const rootId = 'AKIA' + base32(derive('root-access-key-id'), 16);
-    this.root = { accessKeyId: rootId, secretAccessKey: this.secretFor(rootId) };
+    this.root = root ? { ...root } : { accessKeyId: rootId, secretAccessKey: this.secretFor(rootId) };
   }
 
   secretFor(accessKeyId: string): string {
@@ -99,7 +108,12 @@ class DerivedKeys {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     try {
       const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as TokenPayload;
-      const valid = typeof payload.k === 'string' && typeof payload.b === 'string' && typeof payload.p === 'string' && Number.isFinite(payload.e);
+      const valid =
+        typeof payload.k === 'string' &&
+        typeof payload.b === 'string' &&
+        typeof payload.p === 'string' &&
+        Number.isFinite(payload.e) &&
+        (payload.r === undefined || (Array.isArray(payload.r) && payload.r.every((p) => typeof p === 'string' && p !== '')));
       return valid ? payload : undefined;
     } catch {
       return undefined;
@@ -115,8 +129,8 @@ class DerivedKeys {
  * Resolves credentials issued by any EmbeddedCredentialIssuer holding the same master key.
  * Stateless: usable from any process that has the key.
  */
-export function createCredentialResolver(masterKey: Buffer, now: () => number = Date.now): CredentialResolver {
-  const keys = new DerivedKeys(masterKey);
+export function createCredentialResolver(masterKey: Buffer, now: () => number = Date.now, root?: RootCredential): CredentialResolver {
+  const keys = new DerivedKeys(masterKey, root);
   return (accessKeyId, sessionToken) => {
     if (accessKeyId === keys.root.accessKeyId && !sessionToken) {
       return { ok: true, credential: { ...keys.root, scope: { kind: 'root' } } };
@@ -136,7 +150,7 @@ export function createCredentialResolver(masterKey: Buffer, now: () => number = 
       credential: {
         accessKeyId,
         secretAccessKey: keys.secretFor(accessKeyId),
-        scope: { kind: 'prefix', bucket: payload.b, prefix: payload.p },
+        scope: { kind: 'prefix', bucket: payload.b, prefix: payload.p, readOnlyPrefixes: payload.r ?? [] },
         expiration,
       },
     };
@@ -153,25 +167,29 @@ export class EmbeddedCredentialIssuer implements CredentialIssuer {
   readonly resolve: CredentialResolver;
 
   constructor(options: EmbeddedCredentialIssuerOptions) {
-    this.keys = new DerivedKeys(options.masterKey);
+    this.keys = new DerivedKeys(options.masterKey, options.root);
     this.region = options.region ?? 'us-east-1';
     this.endpoint = options.endpoint;
     this.maxTtlSeconds = options.maxTtlSeconds ?? 7 * 24 * 3600;
     this.now = options.now ?? Date.now;
-    this.resolve = createCredentialResolver(options.masterKey, this.now);
+    this.resolve = createCredentialResolver(options.masterKey, this.now, options.root);
   }
 
   /**
-   * Credentials for keys starting with `prefix` in `bucket`. The prefix is matched as a plain
-   * string, as an IAM "prefix*" would be: end it with "/" to confine clients to one folder.
+   * Credentials for keys starting with `prefix` in `bucket`, and for reading (GetObject,
+   * HeadObject, listing, a copy's source) keys starting with one of `readOnlyPrefixes`. Prefixes
+   * are matched as plain strings, as an IAM "prefix*" would be: end them with "/" to confine
+   * clients to one folder.
    */
-  async issue(bucket: string, prefix: string, ttlSeconds: number): Promise<TemporaryCredentials> {
+  async issue(bucket: string, prefix: string, ttlSeconds: number, options: IssueOptions = {}): Promise<TemporaryCredentials> {
     if (!Number.isFinite(ttlSeconds) || ttlSeconds <= 0 || ttlSeconds > this.maxTtlSeconds) {
       throw new RangeError(`credential lifetime must be between 1 and ${this.maxTtlSeconds} seconds`);
     }
+    const readOnlyPrefixes = options.readOnlyPrefixes ?? [];
+    if (readOnlyPrefixes.some((p) => typeof p !== 'string' || p === '')) throw new RangeError('a read-only prefix must be a non-empty string');
     const accessKeyId = 'ASIA' + base32(randomBytes(10), 16);
     const expiresAt = Math.floor(this.now() / 1000 + ttlSeconds);
-    const sessionToken = this.keys.signToken({ k: accessKeyId, b: bucket, p: prefix, e: expiresAt });
+    const sessionToken = this.keys.signToken({ k: accessKeyId, b: bucket, p: prefix, e: expiresAt, ...(readOnlyPrefixes.length ? { r: readOnlyPrefixes } : {}) });
     return {
       accessKeyId,
       secretAccessKey: this.keys.secretFor(accessKeyId),
@@ -179,6 +197,7 @@ export class EmbeddedCredentialIssuer implements CredentialIssuer {
       expiration: new Date(expiresAt * 1000),
       bucket,
       prefix,
+      readOnlyPrefixes,
       region: this.region,
       endpoint: typeof this.endpoint === 'function' ? this.endpoint() : this.endpoint,
     };

@@ -1,6 +1,6 @@
 // Wiring for the embedded object storage: one call gives the ObjectStore, the CredentialIssuer
 // and a running S3-compatible endpoint that share one master key and one data folder.
-import { EmbeddedCredentialIssuer } from './embedded-credentials.ts';
+import { EmbeddedCredentialIssuer, type RootCredential } from './embedded-credentials.ts';
 import { LocalDiskObjectStore } from './local-disk-store.ts';
 import { createS3Endpoint, startS3Server, type RunningS3Server, type S3Endpoint, type S3Logger } from './s3-endpoint.ts';
 import { S3UrlPresigner } from './s3-presigner.ts';
@@ -41,6 +41,10 @@ export interface EmbeddedS3Options {
   sweepIntervalMs?: number;
   /** Web origins whose pages may call the endpoint (CORS); asked per request. Default: none. */
   corsOrigins?: AllowedOrigins;
+  /** The root credential (the `storage` command's STORAGE_ROOT_*); default derived from masterKey. */
+  root?: RootCredential;
+  /** Answer STS AssumeRole for the root credential, with these bounds on DurationSeconds. */
+  sts?: { minDurationSeconds: number; maxDurationSeconds: number };
 }
 
 export interface EmbeddedS3 {
@@ -60,7 +64,7 @@ export async function startEmbeddedS3(options: EmbeddedS3Options): Promise<Embed
     if (!publicUrl) throw new Error('embedded S3 endpoint is not listening yet');
     return publicUrl;
   };
-  const issuer = new EmbeddedCredentialIssuer({ masterKey: options.masterKey, region, endpoint: endpointUrl });
+  const issuer = new EmbeddedCredentialIssuer({ masterKey: options.masterKey, region, endpoint: endpointUrl, root: options.root });
   const presigner = new S3UrlPresigner({ endpoint: endpointUrl, region, credentials: issuer.rootCredentials() });
   const store = new LocalDiskObjectStore({
     rootDir: options.rootDir,
@@ -81,6 +85,7 @@ export async function startEmbeddedS3(options: EmbeddedS3Options): Promise<Embed
     maxUploadSize: options.maxUploadSize,
     prefixQuotaBytes: options.prefixQuotaBytes,
     corsOrigins: options.corsOrigins,
+    sts: options.sts && { issuer, ...options.sts },
   });
   // Files left by a crash (kill -9 mid-upload) or by clients that never finished: swept now and
   // periodically. Only the process serving the endpoint sweeps.

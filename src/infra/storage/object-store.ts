@@ -2,7 +2,7 @@
 // - ObjectStore: what the server itself does with objects (check that uploads exist, read inputs,
 //   write outputs, hand out presigned download URLs).
 // - CredentialIssuer: temporary credentials that let a client (aws-cli, boto3, an AWS SDK) read and
-//   write under one key prefix until they expire.
+//   write under one key prefix until they expire, and optionally read (never write) under others.
 // The embedded implementation (local disk + an S3-compatible HTTP endpoint) lives beside this
 // file; a real S3/MinIO provider (STS AssumeRole with a prefix-scoped session policy) implements
 // the same interfaces.
@@ -70,15 +70,22 @@ export interface TemporaryCredentials {
   sessionToken: string;
   expiration: Date;
   bucket: string;
-  /** The only prefix these credentials may read and write under. */
+  /** The only prefix these credentials may write under (and read). */
   prefix: string;
+  /** Prefixes these credentials may also read and list under, never write. */
+  readOnlyPrefixes: string[];
   region: string;
   /** Endpoint URL for stock S3 clients; undefined when the store is AWS S3 itself. */
   endpoint: string | undefined;
 }
 
+export interface IssueOptions {
+  /** Prefixes of the same bucket the credentials may read and list under, never write. */
+  readOnlyPrefixes?: string[];
+}
+
 export interface CredentialIssuer {
-  issue(bucket: string, prefix: string, ttlSeconds: number): Promise<TemporaryCredentials>;
+  issue(bucket: string, prefix: string, ttlSeconds: number, options?: IssueOptions): Promise<TemporaryCredentials>;
 }
 
 export type StorageErrorCode =

@@ -3,10 +3,11 @@
 //   1. authenticates the SigV4 signature (header or presigned query),
 //   2. routes method + sub-resource to an operation,
 //   3. authorises it against the credential's scope (temporary credentials: one bucket, one
-//      key prefix; the root credential: everything),
+//      key prefix to read and write, maybe prefixes only to read; the root credential: everything),
 //   4. for temporary credentials, checks that the prefix's owner still exists (prefix-gate.ts),
 //   5. checks an upload's declared size against the limits (upload-limits.ts),
 //   6. runs it, streaming bodies, and answers errors in S3's XML format.
+// With `sts`, a form POST to `/` signed for the "sts" service is STS AssumeRole (storage-sts.ts).
 // Secrets, signatures and session tokens are never logged (nor the query string that holds them).
 import { randomBytes } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
@@ -23,6 +24,7 @@ import { verifySigV4, type VerifiedRequest } from './sigv4-verifier.ts';
 import { PrefixGate, type PrefixLiveness } from './prefix-gate.ts';
 import { UploadLimits, declaredBodySize, type Admission } from './upload-limits.ts';
 import { handleCors, type AllowedOrigins } from './s3-cors.ts';
+import { handleAssumeRole, isStsRequest, type StsOptions } from './storage-sts.ts';
 
 /** The part of a pino logger the endpoint uses. */
 export type S3Logger = Pick<Logger, 'debug' | 'warn' | 'error'>;
@@ -52,6 +54,8 @@ export interface S3EndpointOptions {
   prefixQuotaBytes?: number;
   /** Web origins allowed to call the endpoint from a browser (s3-cors.ts); none: no CORS. */
   corsOrigins?: AllowedOrigins;
+  /** STS AssumeRole for the root credential (storage-sts.ts); the `storage` command turns it on. */
+  sts?: Omit<StsOptions, 'now' | 'maxClockSkewMs'>;
 }
 
 export interface S3Endpoint {
@@ -161,18 +165,24 @@ function accessDenied(): S3Error {
   return new S3Error('AccessDenied', 'Access Denied');
 }
 
-function keyAllowed(scope: CredentialScope, bucket: string, key: string): boolean {
-  return scope.kind === 'root' || (scope.bucket === bucket && key.startsWith(scope.prefix));
+/** Operations on one object that only read it: allowed under a read-only prefix too. */
+const READS = new Set(['GetObject', 'HeadObject']);
+
+/** Whether the credential may touch `key` of `bucket`: write anywhere under its prefix, or just read. */
+function keyAllowed(scope: CredentialScope, bucket: string, key: string, read = false): boolean {
+  if (scope.kind === 'root') return true;
+  if (scope.bucket !== bucket) return false;
+  return key.startsWith(scope.prefix) || (read && scope.readOnlyPrefixes.some((p) => key.startsWith(p)));
 }
 
-function authorize(scope: CredentialScope, access: Access, target: RequestTarget): void {
+function authorize(scope: CredentialScope, access: Access, target: RequestTarget, operation: string): void {
   if (scope.kind === 'root') return;
   if (access.kind === 'root-only') throw accessDenied();
   if (access.kind === 'service') return; // ListBuckets shows only the credential's own bucket
   // Checked before the bucket exists: other buckets are not revealed.
   if (target.bucket !== scope.bucket) throw accessDenied();
-  if (access.kind === 'object' && !access.key.startsWith(scope.prefix)) throw accessDenied();
-  if (access.kind === 'list' && !(queryValue(target.query, 'prefix') ?? '').startsWith(scope.prefix)) throw accessDenied();
+  if (access.kind === 'object' && !keyAllowed(scope, scope.bucket, access.key, READS.has(operation))) throw accessDenied();
+  if (access.kind === 'list' && !keyAllowed(scope, scope.bucket, queryValue(target.query, 'prefix') ?? '', true)) throw accessDenied();
 }
 
 export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
@@ -199,6 +209,11 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
     let auth: VerifiedRequest | undefined;
     let admission: Admission | undefined;
     try {
+      if (options.sts && isStsRequest(method, req.url ?? '/', req)) {
+        operation = 'AssumeRole';
+        await handleAssumeRole(req, res, { ...options.sts, now, maxClockSkewMs });
+        return;
+      }
       const target = parseTarget(req.url ?? '/');
       resource = '/' + [target.bucket, target.key].filter((p) => p !== undefined).join('/');
       auth = await verifySigV4(
@@ -208,7 +223,7 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
       const chosen = route(method, target);
       operation = chosen.name;
       const scope = auth.credential.scope;
-      authorize(scope, chosen.access, target);
+      authorize(scope, chosen.access, target, chosen.name);
       if (chosen.access.kind === 'service') {
         ops.listBuckets(res, store, scope, startedAt);
         return;
@@ -230,8 +245,8 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
         auth,
         store,
         region,
-        assertKeyAllowed(key: string, otherBucket?: string) {
-          if (!keyAllowed(scope, otherBucket ?? bucket, key)) throw accessDenied();
+        assertKeyAllowed(key: string, otherBucket?: string, read?: boolean) {
+          if (!keyAllowed(scope, otherBucket ?? bucket, key, read)) throw accessDenied();
         },
         maxUploadSize: limits.maxUploadSize,
         async committed(bytes, undo) {

@@ -21,8 +21,8 @@ export interface S3Context {
   auth: VerifiedRequest;
   store: LocalDiskObjectStore;
   region: string;
-  /** Throws AccessDenied unless the credential may touch this key. */
-  assertKeyAllowed(key: string, bucket?: string): void;
+  /** Throws AccessDenied unless the credential may write this key (`read`: may read it). */
+  assertKeyAllowed(key: string, bucket?: string, read?: boolean): void;
   /** Largest PutObject / UploadPart / CopyObject size (EntityTooLarge beyond). */
   maxUploadSize: number;
   /**
@@ -212,7 +212,7 @@ function parseCopySource(value: string): { bucket: string; key: string } {
 
 async function copyObject(ctx: ObjectContext): Promise<void> {
   const source = parseCopySource(header(ctx.req, 'x-amz-copy-source') as string);
-  ctx.assertKeyAllowed(source.key, source.bucket);
+  ctx.assertKeyAllowed(source.key, source.bucket, true); // the source is only read
   const replace = header(ctx.req, 'x-amz-metadata-directive')?.toUpperCase() === 'REPLACE';
   if (!replace && source.bucket === ctx.bucket && source.key === ctx.key) {
     throw new S3Error(

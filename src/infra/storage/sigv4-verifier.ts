@@ -50,6 +50,10 @@ export interface VerifyOptions {
   resolveCredential: CredentialResolver;
   now: number;
   maxClockSkewMs: number;
+  /** The service in the credential scope: 's3' (default), or 'sts' for AssumeRole (storage-sts.ts). */
+  service?: 's3' | 'sts';
+  /** SHA-256 of a body already read, for requests that do not send x-amz-content-sha256 (STS). */
+  bodySha256?: string;
 }
 
 interface ParsedAuth {
@@ -68,17 +72,17 @@ function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function parseCredential(value: string, malformed: (msg: string) => S3Error): Omit<ParsedAuth, 'signedHeaders' | 'signature' | 'amzDate' | 'date'> {
+function parseCredential(value: string, malformed: (msg: string) => S3Error, expectedService: string): Omit<ParsedAuth, 'signedHeaders' | 'signature' | 'amzDate' | 'date'> {
   const parts = value.split('/');
   if (parts.length !== 5 || !parts[0]) throw malformed('the Credential is malformed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".');
   const [accessKeyId, shortDate, region, service, terminator] = parts;
   if (!/^\d{8}$/.test(shortDate)) throw malformed(`Invalid credential date "${shortDate}".`);
-  if (service !== 's3') throw malformed(`Incorrect service "${service}". This endpoint is "s3".`);
+  if (service !== expectedService) throw malformed(`Incorrect service "${service}". This endpoint is "${expectedService}".`);
   if (terminator !== 'aws4_request') throw malformed('Incorrect terminal "' + terminator + '". This endpoint uses "aws4_request".');
-  return { accessKeyId, shortDate, region, scope: `${shortDate}/${region}/s3/aws4_request` };
+  return { accessKeyId, shortDate, region, scope: `${shortDate}/${region}/${service}/aws4_request` };
 }
 
-function parseAuthorizationHeader(header: string, headers: IncomingHttpHeaders): ParsedAuth {
+function parseAuthorizationHeader(header: string, headers: IncomingHttpHeaders, service: string): ParsedAuth {
   const malformed = (msg: string) => new S3Error('AuthorizationHeaderMalformed', `The authorization header is malformed; ${msg}`);
   if (!header.startsWith(ALGORITHM + ' ')) {
     if (header.startsWith('AWS ')) throw new S3Error('InvalidRequest', 'Signature Version 2 is not supported; please use AWS4-HMAC-SHA256.');
@@ -98,7 +102,7 @@ function parseAuthorizationHeader(header: string, headers: IncomingHttpHeaders):
   if (!amzDate || !date) throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header');
   const token = first(headers['x-amz-security-token']);
   return {
-    ...parseCredential(credential, malformed),
+    ...parseCredential(credential, malformed, service),
     signedHeaders: signedHeaders.split(';'),
     signature,
     amzDate,
@@ -131,7 +135,7 @@ function parsePresignedQuery(query: QueryMap): ParsedAuth & { expiresSeconds: nu
     throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Expires must be between 1 and 604800 seconds');
   }
   return {
-    ...parseCredential(credential, malformed),
+    ...parseCredential(credential, malformed, 's3'),
     signedHeaders: signedHeaders.split(';'),
     signature,
     amzDate,
@@ -153,9 +157,9 @@ function signedHeaderValues(rawHeaders: string[], names: Set<string>): Record<st
   return values;
 }
 
-function deriveSigningKey(secretAccessKey: string, shortDate: string, region: string): Buffer {
+function deriveSigningKey(secretAccessKey: string, shortDate: string, region: string, service: string): Buffer {
   let key: Buffer = createHmac('sha256', 'AWS4' + secretAccessKey).update(shortDate).digest();
-  for (const part of [region, 's3', 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
+  for (const part of [region, service, 'aws4_request']) key = createHmac('sha256', key).update(part).digest();
   return key;
 }
 
@@ -177,7 +181,9 @@ export async function verifySigV4(request: IncomingSignedRequest, options: Verif
   if (authorization && first(request.query['X-Amz-Algorithm']) !== undefined) {
     throw new S3Error('InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter or the Authorization header should be specified');
   }
-  const auth = presigned ? parsePresignedQuery(request.query) : parseAuthorizationHeader(authorization as string, request.headers);
+  const service = options.service ?? 's3';
+  if (presigned && service !== 's3') throw new S3Error('AccessDenied', 'Presigned requests are for S3 operations only.');
+  const auth = presigned ? parsePresignedQuery(request.query) : parseAuthorizationHeader(authorization as string, request.headers, service);
   if (auth.amzDate.slice(0, 8) !== auth.shortDate) {
     throw new S3Error(presigned ? 'AuthorizationQueryParametersError' : 'AuthorizationHeaderMalformed', `Invalid credential date "${auth.shortDate}". This date is not the same as X-Amz-Date: "${auth.amzDate.slice(0, 8)}".`);
   }
@@ -202,7 +208,7 @@ export async function verifySigV4(request: IncomingSignedRequest, options: Verif
   }
   // The payload line of the canonical request: x-amz-content-sha256 as sent (whether or not
   // the header itself is signed); presigned URLs always sign UNSIGNED-PAYLOAD.
-  const payloadHash = presigned ? UNSIGNED_PAYLOAD : first(request.headers['x-amz-content-sha256']);
+  const payloadHash = presigned ? UNSIGNED_PAYLOAD : (first(request.headers['x-amz-content-sha256']) ?? options.bodySha256);
   if (payloadHash === undefined) throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256');
 
   // Canonical request, assembled from @smithy/signature-v4's own canonicalisation helpers. We
@@ -230,12 +236,12 @@ export async function verifySigV4(request: IncomingSignedRequest, options: Verif
   ].join('\n');
   const stringToSign = [ALGORITHM, auth.amzDate, auth.scope, sha256Hex(canonicalRequest)].join('\n');
   const signer = new SignatureV4({
-    service: 's3',
+    service,
     region: auth.region,
     credentials: { accessKeyId: credential.accessKeyId, secretAccessKey: credential.secretAccessKey },
     sha256: Sha256,
   });
-  const expected = await signer.sign(stringToSign, { signingDate: auth.date, signingRegion: auth.region, signingService: 's3' });
+  const expected = await signer.sign(stringToSign, { signingDate: auth.date, signingRegion: auth.region, signingService: service });
   if (!expected || !sameSignature(expected, auth.signature)) throw signatureMismatch();
 
   return {
@@ -243,7 +249,7 @@ export async function verifySigV4(request: IncomingSignedRequest, options: Verif
     presigned,
     payloadHash,
     chunkSigning: {
-      signingKey: deriveSigningKey(credential.secretAccessKey, auth.shortDate, auth.region),
+      signingKey: deriveSigningKey(credential.secretAccessKey, auth.shortDate, auth.region, service),
       amzDate: auth.amzDate,
       scope: auth.scope,
       seedSignature: expected,

@@ -78,12 +78,6 @@ export class AllowanceService {
     return Number(balance);
   }
 
-  /** Rule 3: an inspection asking for `detect_antennas` needs a Tower inventory unit in the account (checked, not spent). */
-  async requireAvailable(db: Kysely<InspectionTables> | Transaction<InspectionTables>, account: AllowanceAccount, code: AllowanceCode): Promise<void> {
-    const balance = await this.balanceOf(db, account, code);
-    if (balance < 1) throw insufficientAllowance(`This needs a ${code} unit in the account; ${balance} left.`);
-  }
-
   /** Resource types an inspection has spent (what a retry of it may recycle). */
   async spentTypes(db: Kysely<InspectionTables> | Transaction<InspectionTables>, inspectionId: number): Promise<AllowanceCode[]> {
     const rows = await db

@@ -2,7 +2,7 @@
 // a type, a severity 0..5 and links. An annotation is visible to whoever sees its inspection.
 // `number` is handed out per inspection (1, 2, 3... from a counter on the inspection row, so
 // numbers are never reused, even after a deletion).
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { AnnotationRow, InspectionRow, InspectionTables, Point3 } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import { visibleTo } from '../auth/access.ts';
@@ -29,6 +29,17 @@ interface AnnotationFields {
 
 export interface CreateAnnotationInput extends AnnotationFields {
   photo_id: number;
+}
+
+/** An annotation found by an analysis of the service (rust/rust-analysis.ts), on one camera's photo. */
+export interface DetectedAnnotation {
+  photoId: number;
+  type: string;
+  name: string;
+  coords2d: [number, number][];
+  severityLevel: number;
+  description: string;
+  coords3d: Point3 | null;
 }
 
 /** Values of the optional fields when a PUT leaves them out ("all fields overwritten"). */
@@ -70,6 +81,34 @@ export class AnnotationService {
         .executeTakeFirstOrThrow();
     });
     return mapAnnotation(row);
+  }
+
+  /**
+   * Annotations found by the service itself, in the caller's transaction (with the status move that
+   * reports them): numbered after the inspection's others, owned by the inspection's user, visible.
+   */
+  async insertDetected(trx: Transaction<InspectionTables>, inspection: InspectionRow, found: DetectedAnnotation[]): Promise<void> {
+    for (const a of found) {
+      const data = validateAnnotationData({ coords_2d: a.coords2d });
+      const number = await this.inspections.nextAnnotationNumber(trx, inspection.id);
+      await trx
+        .insertInto('inspection.annotations')
+        .values({
+          inspection_id: inspection.id,
+          user_id: inspection.user_id,
+          number,
+          type: a.type,
+          name: a.name,
+          data: JSON.stringify(data),
+          severity_level: a.severityLevel,
+          description: a.description,
+          photo_id: a.photoId,
+          coords_3d: JSON.stringify(a.coords3d),
+          public: false,
+          is_visible: true,
+        })
+        .execute();
+    }
   }
 
   async get(auth: AuthContext, id: number): Promise<AnnotationRecord> {

@@ -13,22 +13,23 @@
 // LAZ (NodeODM) clouds are read alike (shared/pointcloud/laz.ts).
 import type { FileStore } from '../storage/inspection-files.ts';
 import type { CameraRow, InspectionRow, Point3 } from '../inspection.tables.ts';
-import { cameraFromCalibrated, pickAlongRay, pixelRay, readPointCloudFile, type PointCloud } from '../../shared/pointcloud/index.ts';
-import { readStoredObject, type CameraCalibration, type Reconstruction } from '../pipeline/reconstruction.ts';
+import { cameraFromCalibrated, pickAlongRay, pixelRay } from '../../shared/pointcloud/index.ts';
+import type { CameraCalibration, Reconstruction } from '../pipeline/reconstruction.ts';
+import { StoredPointClouds } from '../storage/point-clouds.ts';
 
 export const PICK_MIN_PX = 3;
 export const PICK_MAX_PX = 25;
-/** Point clouds kept in memory (most recently used), so a series of annotations reads the cloud once. */
-const CACHED_CLOUDS = 4;
 
 export interface Coords3dLocator {
   locate(inspection: InspectionRow, camera: CameraRow, coords2d: [number, number][]): Promise<Point3 | null>;
 }
 
 export class PointCloudLocator implements Coords3dLocator {
-  private readonly clouds = new Map<string, Promise<PointCloud>>();
-
-  constructor(private readonly files: FileStore) {}
+  /** `clouds`: the module's cache, shared with measurement volumes, so a series of annotations reads the cloud once. */
+  constructor(
+    files: FileStore,
+    private readonly clouds = new StoredPointClouds(files),
+  ) {}
 
   async locate(inspection: InspectionRow, camera: CameraRow, coords2d: [number, number][]): Promise<Point3 | null> {
     const source = (inspection.reconstruction as Reconstruction | null)?.point_cloud;
@@ -44,22 +45,9 @@ export class PointCloudLocator implements Coords3dLocator {
     const ray = pixelRay(photo, u, v);
     // A cloud that cannot be read (not LAS/LAZ, removed from storage) gives no coords_3d rather
     // than failing the annotation's creation.
-    const cloud = await this.cloud(`${source.bucket}/${source.key}`, () => readStoredObject(this.files, source)).catch(() => null);
+    const cloud = await this.clouds.read(source).catch(() => null);
     if (!cloud) return null;
     const hit = pickAlongRay(cloud, ray.origin, ray.direction, 0, pixels / photo.fx);
     return hit ? { x: hit.point[0], y: hit.point[1], z: hit.point[2] } : null;
-  }
-
-  private cloud(id: string, read: () => Promise<Buffer>): Promise<PointCloud> {
-    let cloud = this.clouds.get(id);
-    if (cloud) {
-      this.clouds.delete(id); // re-inserted: most recently used last
-    } else {
-      cloud = read().then((data) => readPointCloudFile(data));
-      cloud.catch(() => this.clouds.delete(id));
-    }
-    this.clouds.set(id, cloud);
-    while (this.clouds.size > CACHED_CLOUDS) this.clouds.delete(this.clouds.keys().next().value!);
-    return cloud;
   }
 }

@@ -4,22 +4,40 @@
 //   the data folder) that names both the user and the API key it was issued to;
 // - `Authorization: Bearer <jwt>` on every other call, with the same API key;
 // - `vendor-organization-uuid` (alias `pix4d-organization-uuid`) selects an organization the user
-//   belongs to; scopes: `cloud:read` for GET, `cloud:write` for the rest.
+//   belongs to; scopes: `cloud:read` for GET, `cloud:write` for the rest;
+// - or, without Authorization, a share token (`X-Share-Token`, or `?share_token=` in a link;
+//   share-tokens.ts): no account and no API key needed (a key sent must still be valid); the
+//   principal has the scope `share:read`, which opens the GET routes of SHAREABLE_READS for the
+//   one inspection of the token. One path, one principal, one scope check for both.
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Kysely } from 'kysely';
 import type { InspectionTables } from '../inspection.tables.ts';
 import { sha256Hex, verifyPassword } from '../../infra/auth/secrets.ts';
 import { TtlCache } from '../../infra/auth/ttl-cache.ts';
 import { authenticationFailed, invalidApiKey, notAuthenticated, permissionDenied, tokenExpired } from '../../infra/http/errors.ts';
+import { SHARE_SCOPE, SHAREABLE_READS, type ShareTokenService } from './share-tokens.ts';
 
 export const SCOPES = ['cloud:read', 'cloud:write'] as const;
 
 export interface AuthContext {
+  /** The user acting; for a share token, the user who made it (who cannot act through it). */
   userId: number;
-  apiKeyId: number;
+  /** null: a share token sent without an API key. */
+  apiKeyId: number | null;
   /** The organization named in the request's organization header, or null. */
   organization: { id: number; uuid: string } | null;
   scopes: string[];
+  /** Set for a share token: the one inspection it reads (access.ts). */
+  share: { tokenId: number; inspectionId: number } | null;
+}
+
+/** What a request asks for, for the scope check: its method and the route it matched. */
+export interface AuthTarget {
+  method: string;
+  /** The matched route as registered (e.g. /v1/inspections/:id/), for SHAREABLE_READS. */
+  route?: string;
+  /** The `share_token` query parameter, if any. */
+  shareToken?: unknown;
 }
 
 export interface AuthHeaders {
@@ -27,6 +45,7 @@ export interface AuthHeaders {
   authorization?: string;
   'vendor-organization-uuid'?: string | string[];
   'pix4d-organization-uuid'?: string | string[];
+  'x-share-token'?: string | string[];
 }
 
 const ISSUER = 'inspection-service';
@@ -48,6 +67,7 @@ export class AuthService {
     private readonly db: Kysely<InspectionTables>,
     private readonly signingKey: Uint8Array,
     private readonly tokenTtlSeconds: number,
+    private readonly shareTokens: ShareTokenService,
   ) {}
 
   /** Resolves `X-Api-Key` to the key's id, or throws 401 invalid_api_key. */
@@ -85,7 +105,13 @@ export class AuthService {
     return { api_token, expires_in: this.tokenTtlSeconds };
   }
 
-  async authenticate(headers: AuthHeaders, method: string): Promise<AuthContext> {
+  async authenticate(headers: AuthHeaders, target: AuthTarget): Promise<AuthContext> {
+    const shareToken = single(headers['x-share-token']) ?? (typeof target.shareToken === 'string' ? single(target.shareToken) : undefined);
+    if (shareToken && !headers.authorization) {
+      const apiKeyId = headers['x-api-key'] === undefined ? null : await this.requireApiKey(headers);
+      const grant = await this.shareTokens.resolve(shareToken);
+      return this.allow(target, { userId: grant.createdBy, apiKeyId, organization: null, scopes: [SHARE_SCOPE], share: { tokenId: grant.tokenId, inspectionId: grant.inspectionId } });
+    }
     const apiKeyId = await this.requireApiKey(headers);
     const match = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
     if (!match) throw notAuthenticated('Authorization: Bearer <token> is required; get a token from POST /v1/auth/token/.');
@@ -109,10 +135,19 @@ export class AuthService {
       }
     }
     if (tokenKeyId !== apiKeyId) throw authenticationFailed('The token was issued to another API key.');
-    const needed = method === 'GET' || method === 'HEAD' ? 'cloud:read' : 'cloud:write';
-    if (!scopes.includes(needed)) throw permissionDenied(`The token lacks the ${needed} scope.`);
+    this.allow(target, { userId, apiKeyId, organization: null, scopes, share: null });
     const organization = await this.organizationFromHeaders(headers, userId);
-    return { userId, apiKeyId, organization, scopes };
+    return { userId, apiKeyId, organization, scopes, share: null };
+  }
+
+  /** The scope check: `cloud:read` for GET, `cloud:write` for the rest, `share:read` for the GET routes of SHAREABLE_READS; else 403. */
+  private allow(target: AuthTarget, auth: AuthContext): AuthContext {
+    const read = target.method === 'GET' || target.method === 'HEAD';
+    const needed = read ? 'cloud:read' : 'cloud:write';
+    if (auth.scopes.includes(needed)) return auth;
+    if (read && auth.scopes.includes(SHARE_SCOPE) && target.route !== undefined && SHAREABLE_READS.has(target.route)) return auth;
+    if (auth.share) throw permissionDenied('A share token only reads its inspection (its record, photos, annotations, measurements, extras and outputs); it cannot change anything.');
+    throw permissionDenied(`The token lacks the ${needed} scope.`);
   }
 
   /** Who the token acts for and the organizations they may act for (GET /v1/me/, the console's sign-in). */

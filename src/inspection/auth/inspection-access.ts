@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { AssetRow, InspectionRow, InspectionTables } from '../inspection.tables.ts';
 import type { AuthContext } from './auth.service.ts';
-import { visibleTo } from './access.ts';
+import { assetsVisibleTo } from './access.ts';
 import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import { notFound, ValidationError } from '../../infra/http/errors.ts';
 
@@ -42,7 +42,7 @@ export class InspectionAccess {
       .selectAll('a')
       .select('o.uuid as organization_uuid')
       .where('a.deleted_at', 'is', null)
-      .where(visibleTo(auth, 'a'));
+      .where(assetsVisibleTo(auth, 'a'));
   }
 }
 

@@ -82,10 +82,11 @@ export class CloudClient {
   }
 
   /** `engine`: the cloud's extension naming one of the engines it offers (default: the cloud's own). */
-  startProcessing(projectId: number, options: { tags?: string[]; engine?: string } = {}): Promise<CloudProject> {
+  startProcessing(projectId: number, options: { tags?: string[]; engine?: string; outputs?: Record<string, boolean> } = {}): Promise<CloudProject> {
     return this.call('POST', `/project/api/v3/projects/${projectId}/start_processing/`, {
       ...(options.tags ? { tags: options.tags } : {}),
       ...(options.engine ? { engine: options.engine } : {}),
+      ...(options.outputs ? { outputs: options.outputs } : {}),
     });
   }
 

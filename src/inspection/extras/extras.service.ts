@@ -9,8 +9,13 @@
 // Once processing has produced cameras, both are fixed. When an engine reconstructed the photos
 // (colmap, nodeodm), both are the cloud's: `coordinate_system` is the WKT of the system its
 // outputs are in, `offset_3d_xyz` the offset it wrote them with.
+// `coordinate_system` is always OGC WKT (never an "EPSG:…" name), whatever the engine: the system
+// the cloud's outputs name (colmap, nodeodm, and exif, which reconstructs nothing but names its
+// system all the same), else the WKT of the UTM zone + EGM96 height, which is what the cloud
+// gives a georeferenced project by default (shared/geo/utm-wkt.ts).
 import proj4 from 'proj4';
 import { utmZone as sharedUtmZone } from '../../shared/geo/utm.ts';
+import { utmWithEgm96Wkt } from '../../shared/geo/utm-wkt.ts';
 import type { Kysely } from 'kysely';
 import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
@@ -38,6 +43,8 @@ export class ExtrasService {
     if (reconstruction?.reconstructed && reconstruction.coordinate_system?.wkt) {
       return { coordinate_system: reconstruction.coordinate_system.wkt, offset_3d_xyz: reconstruction.offset_3d_xyz ?? [0, 0, 0] };
     }
+    // Processed without reconstruction (exif): the system its outputs name, the photos' centre as offset.
+    const namedSystem = reconstruction?.coordinate_system?.wkt;
     const centre = await this.db
       .selectFrom('inspection.cameras')
       .select((eb) => [eb.fn.avg<number>('latitude').as('lat'), eb.fn.avg<number>('longitude').as('lon'), eb.fn.avg<number>('elevation').as('alt')])
@@ -48,18 +55,18 @@ export class ExtrasService {
     if (centre?.lat != null && centre.lon != null) {
       const zone = utmZone(Number(centre.lat), Number(centre.lon));
       const [e, n] = proj4('EPSG:4326', zone.proj4, [Number(centre.lon), Number(centre.lat)]);
-      return { coordinate_system: zone.epsg, offset_3d_xyz: [Math.round(e), Math.round(n), Math.round(Number(centre.alt ?? 0))] };
+      return { coordinate_system: namedSystem ?? zone.wkt, offset_3d_xyz: [Math.round(e), Math.round(n), Math.round(Number(centre.alt ?? 0))] };
     }
     const asset = await this.db.selectFrom('inspection.assets').select(['latitude', 'longitude']).where('id', '=', inspection.asset_id).executeTakeFirst();
     if (asset?.latitude != null && asset.longitude != null) {
-      return { coordinate_system: utmZone(Number(asset.latitude), Number(asset.longitude)).epsg, offset_3d_xyz: [0, 0, 0] };
+      return { coordinate_system: namedSystem ?? utmZone(Number(asset.latitude), Number(asset.longitude)).wkt, offset_3d_xyz: [0, 0, 0] };
     }
     return { coordinate_system: '', offset_3d_xyz: [0, 0, 0] };
   }
 }
 
-/** The zone from src/shared/geo/utm.ts (Norway and Svalbard exceptions included) as an EPSG code and a proj4 definition. */
-function utmZone(latitude: number, longitude: number): { epsg: string; proj4: string } {
+/** The zone from src/shared/geo/utm.ts (Norway and Svalbard exceptions included) as WKT (with EGM96 height) and a proj4 definition. */
+function utmZone(latitude: number, longitude: number): { wkt: string; proj4: string } {
   const { zone, hemisphere, epsg } = sharedUtmZone(latitude, longitude);
-  return { epsg: `EPSG:${epsg}`, proj4: `+proj=utm +zone=${zone}${hemisphere === 'S' ? ' +south' : ''} +datum=WGS84 +units=m +no_defs` };
+  return { wkt: utmWithEgm96Wkt(epsg), proj4: `+proj=utm +zone=${zone}${hemisphere === 'S' ? ' +south' : ''} +datum=WGS84 +units=m +no_defs` };
 }

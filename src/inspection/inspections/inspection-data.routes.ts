@@ -14,7 +14,7 @@ export function registerInspectionDataRoutes(r: HttpServer, deps: InspectionRout
     {
       schema: {
         tags,
-        description: 'coordinate_system: the WGS 84 / UTM zone of the photos (EPSG code); offset_3d_xyz: their centre in it, whole metres ("" and [0, 0, 0] before anything is known).',
+        description: 'coordinate_system: OGC WKT of the output system, whatever the engine: the system the cloud wrote its outputs in, else the WGS 84 / UTM zone of the photos + EGM96 height; offset_3d_xyz: the offset outputs are written relative to (the photos\' centre, whole metres) ("" and [0, 0, 0] before anything is known).',
         headers: S.AuthHeaders,
         params: S.IdParams,
         response: { 200: S.Extras, ...errors },

@@ -21,6 +21,9 @@ export interface TransitionRule {
 export const TRANSITIONS = [
   { from: [Status.New], to: Status.Uploading, by: 'register_images: the first images registered' },
   { from: [Status.New, Status.Uploading, Status.Waiting], to: Status.Waiting, by: 'process (allowance spent), or a retry whose inputs are copied (from 2)' },
+  { from: [Status.Waiting, Status.ExtractingVideo], to: Status.ExtractingVideo, by: 'extract-video job of an is_video inspection (again after a crash)' },
+  { from: [Status.ExtractingVideo], to: Status.Analyzing, by: 'extract-video: frames stored and registered as the images' },
+  { from: [Status.ExtractingVideo], to: Status.ErrorExtractingVideo, by: 'extract-video: unreadable video, ffmpeg failed, no frame, or a video gone from storage' },
   { from: [Status.Waiting, Status.Analyzing], to: Status.Analyzing, by: 'analyze-images job (again after a crash)' },
   { from: [Status.Analyzing], to: Status.Photogrammetry, by: 'analyze-images: enough valid images' },
   { from: [Status.Analyzing], to: Status.ErrorNotEnoughImages, by: 'analyze-images: too few valid images' },

@@ -1,15 +1,17 @@
 // All SQL that writes `inspection.inspections` (no other file does), and the reads of it that the
 // services repeat: insertion of inspections and retries, status transitions that apply only from
-// the expected status (inspection-transitions.ts), a client's update, soft deletion, and the
-// report, inputs-ZIP, reconstruction and annotation-number fields. Also the inspection's
+// the expected status (inspection-transitions.ts) and the rust status's (rust/rust-statuses.ts),
+// a client's update, soft deletion, and the report, inputs-ZIP, reconstruction and
+// annotation-number fields. Also the inspection's
 // registered images (`inspection.inspection_images`), which belong to it.
-import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
-import type { InspectionRow, InspectionsTable, InspectionTables, ReportOptions } from '../inspection.tables.ts';
+import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
+import type { ImageSource, InspectionRow, InspectionsTable, InspectionTables, ReportOptions } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import { visibleTo } from '../auth/access.ts';
 import type { Reconstruction } from '../pipeline/reconstruction.ts';
 import { assertTransition, CREATION, DELETION } from './inspection-transitions.ts';
 import type { Status } from './statuses.ts';
+import { assertRustTransition, RustStatus, rustSettledBy } from '../rust/rust-statuses.ts';
 
 type Db = Kysely<InspectionTables> | Transaction<InspectionTables>;
 
@@ -101,11 +103,16 @@ export class InspectionRepository {
     const fromList: readonly Status[] = Array.isArray(from) ? from : [from as Status];
     assertTransition(fromList, to);
     const { reconstruction, ...plain } = fields;
+    // A pending rust analysis that will never run (processing failed) is settled by the same statement.
+    const rustSettled = rustSettledBy(to);
     const result = await db
       .updateTable('inspection.inspections')
       .set({
         ...plain,
         ...(reconstruction !== undefined ? { reconstruction: JSON.stringify(reconstruction) } : {}),
+        ...(rustSettled
+          ? { additional_statuses: sql`case when additional_statuses->>'rust' = ${String(RustStatus.Pending)} then additional_statuses || ${JSON.stringify(rustSettled)}::jsonb else additional_statuses end` }
+          : {}),
         status: to,
         updated_at: new Date(),
       })
@@ -170,6 +177,37 @@ export class InspectionRepository {
     await db.updateTable('inspection.inspections').set({ reconstruction: JSON.stringify(reconstruction) }).where('id', '=', id).execute();
   }
 
+  /** Merges `statuses` into additional_statuses (other keys, e.g. rust's, kept); idempotent. */
+  async mergeAdditionalStatuses(id: number, statuses: Record<string, unknown>, db: Db = this.db): Promise<void> {
+    await db
+      .updateTable('inspection.inspections')
+      .set({ additional_statuses: sql`additional_statuses || ${JSON.stringify(statuses)}::jsonb` })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /**
+   * Moves `additional_statuses.rust` (rust/rust-statuses.ts) from one of `from` ('any': whatever it
+   * is) to `to`, with `reason` as `rust_reason` (removed when null); other keys kept. Returns
+   * whether it applied: false when the row is deleted or its rust status is not in `from`.
+   */
+  async rustTransition(id: number, from: readonly RustStatus[] | 'any', to: RustStatus, reason: string | null, db: Db = this.db): Promise<boolean> {
+    assertRustTransition(from, to);
+    const result = await db
+      .updateTable('inspection.inspections')
+      .set({ additional_statuses: sql`(additional_statuses - 'rust_reason') || ${JSON.stringify(reason === null ? { rust: to } : { rust: to, rust_reason: reason })}::jsonb`, updated_at: new Date() })
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .$if(from !== 'any', (q) => q.where(sql<string>`additional_statuses->>'rust'`, 'in', (from as readonly RustStatus[]).map(String)))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** The ground height at the asset from the reconstruction (pipeline/ground-altitude.ts), metres; idempotent. */
+  async recordGroundReferenceAltitude(id: number, metres: number, db: Db = this.db): Promise<void> {
+    await db.updateTable('inspection.inspections').set({ ground_reference_altitude: metres.toFixed(3) }).where('id', '=', id).execute();
+  }
+
   /** The next annotation number of the inspection (never reused). */
   async nextAnnotationNumber(trx: Transaction<InspectionTables>, id: number): Promise<number> {
     const { annotation_seq } = await trx
@@ -220,20 +258,20 @@ export class InspectionRepository {
       .execute();
   }
 
-  // Registered images
+  // Registered images: the client's uploads, and (is_video) the frames taken from its videos.
 
-  async addImages(trx: Transaction<InspectionTables>, inspectionId: number, keys: string[]): Promise<void> {
+  async addImages(trx: Transaction<InspectionTables>, inspectionId: number, keys: string[], source: ImageSource = 'upload'): Promise<void> {
     for (let i = 0; i < keys.length; i += 500) {
       await trx
         .insertInto('inspection.inspection_images')
-        .values(keys.slice(i, i + 500).map((key) => ({ inspection_id: inspectionId, key })))
+        .values(keys.slice(i, i + 500).map((key) => ({ inspection_id: inspectionId, key, source })))
         .onConflict((oc) => oc.columns(['inspection_id', 'key']).doNothing())
         .execute();
     }
   }
 
-  async imageKeys(inspectionId: number, db: Db = this.db): Promise<string[]> {
-    const rows = await db.selectFrom('inspection.inspection_images').select('key').where('inspection_id', '=', inspectionId).orderBy('key').execute();
+  async imageKeys(inspectionId: number, db: Db = this.db, source: ImageSource = 'upload'): Promise<string[]> {
+    const rows = await db.selectFrom('inspection.inspection_images').select('key').where('inspection_id', '=', inspectionId).where('source', '=', source).orderBy('key').execute();
     return rows.map((r) => r.key);
   }
 
@@ -242,6 +280,7 @@ export class InspectionRepository {
       .selectFrom('inspection.inspection_images')
       .select((eb) => eb.fn.countAll<number>().as('count'))
       .where('inspection_id', '=', inspectionId)
+      .where('source', '=', 'upload')
       .executeTakeFirstOrThrow();
     return Number(count);
   }

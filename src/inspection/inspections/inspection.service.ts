@@ -19,6 +19,8 @@ import type { InspectionPipeline } from '../pipeline/inspection-pipeline.ts';
 import type { NotificationService } from '../notifications/notification.service.ts';
 import type { WindowedSource } from '../http/lists.ts';
 import { normalizeInspectionDate } from './inspection-date.ts';
+import { inventoryUnavailableStatuses, refuseAntennaDetection } from '../inventory/antenna-detection.ts';
+import { videoProcessRefusal, videoRegistrationRefusal } from '../video/video-inputs.ts';
 
 export const DEFAULT_PROCESSING_PARAMETERS: ProcessingParameters = { generate_point_cloud: true };
 export const MAX_KEYS_PER_REGISTER_CALL = 500;
@@ -80,8 +82,8 @@ export class InspectionService {
 
   async create(auth: AuthContext, input: CreateInspectionInput): Promise<InspectionRecord> {
     const parameters = input.processing_parameters ?? DEFAULT_PROCESSING_PARAMETERS;
-    // Allowance rule 3, checked up front (nothing is spent before processing starts: rule 4).
-    if (parameters.detect_antennas) await this.allowance.requireAvailable(this.db, accountOf(ownerOf(auth)), 'tower_inventory');
+    // No antenna detector here: the option is refused rather than charged for (antenna-detection.ts).
+    refuseAntennaDetection(parameters);
     let asset;
     if (input.new_asset) {
       if (!input.asset_data) throw ValidationError.field('asset', 'With new_asset, `asset` must be an object with at least `type` and `name`.');
@@ -170,7 +172,7 @@ export class InspectionService {
         if (current.processing_started_at !== null || current.retry_of !== null) {
           throw conflict('Processing has started: processing parameters, and the resource types they spend, can no longer change.');
         }
-        if (input.processing_parameters.detect_antennas) await this.allowance.requireAvailable(trx, accountOf(current), 'tower_inventory');
+        refuseAntennaDetection(input.processing_parameters);
         changes.processing_parameters = JSON.stringify(input.processing_parameters);
       }
       if (input.status !== undefined) changes.status = input.status;
@@ -224,6 +226,9 @@ export class InspectionService {
       throw ValidationError.field('image_keys', `Every key must begin with the prefix "${prefix}" of s3_credentials; not: ${outside.slice(0, 5).join(', ')}.`);
     }
     const unique = [...new Set(keys)];
+    // is_video: videos and their telemetry sidecars instead of photos (video/video-inputs.ts).
+    const notVideo = inspection.processing_parameters.is_video ? videoRegistrationRefusal(unique) : null;
+    if (notVideo) throw ValidationError.field('image_keys', notVideo);
     await this.cloud.registerInputs(this.projectOf(inspection), unique); // checks presence in storage
     return this.db.transaction().execute(async (trx) => {
       const locked = await this.inspections.lock(trx, inspection.id);
@@ -255,9 +260,13 @@ export class InspectionService {
       if ((await this.inspections.imageCount(inspection.id, trx)) === 0) {
         throw conflict('Processing cannot start: no images are registered. Upload images and call register_images first.');
       }
+      const notVideo = inspection.processing_parameters.is_video ? videoProcessRefusal(await this.inspections.imageKeys(inspection.id, trx)) : null;
+      if (notVideo) throw conflict(notVideo);
+      // No Tower inventory unit: antenna detection does not run here (antenna-detection.ts); an
+      // inspection that asked for it before that rule says so in its inventory status instead.
       const spends: { code: AllowanceCode; amount: number }[] = [{ code: 'projects', amount: 1 }];
-      if (inspection.processing_parameters.detect_antennas) spends.push({ code: 'tower_inventory', amount: 1 });
       await this.allowance.spend(trx, accountOf(inspection), inspection.id, spends);
+      if (inspection.processing_parameters.detect_antennas) await this.inspections.mergeAdditionalStatuses(inspection.id, inventoryUnavailableStatuses({}), trx);
       // Under the row lock the move applies; were it not to, the spend above rolls back with it.
       if (!(await this.pipeline.begin(trx, inspection.id, PROCESSABLE_STATUSES))) throw conflict('Processing cannot start: the inspection changed meanwhile.');
       return this.inspections.findAny(inspection.id, trx);

@@ -75,31 +75,3 @@ function bboxOf(points: Point[]): number[] {
   }
   return [...min, ...max];
 }
-
-/** Length of a LineString, or perimeter of a Polygon's outer ring (metres). */
-export function lengthOf(geometry: Geometry): number {
-  const line = geometry.type === 'LineString' ? (geometry.coordinates as Point[]) : geometry.type === 'Polygon' ? (geometry.coordinates as Point[][])[0] : [];
-  let total = 0;
-  for (let i = 1; i < line.length; i++) total += Math.hypot(line[i][0] - line[i - 1][0], line[i][1] - line[i - 1][1], line[i][2] - line[i - 1][2]);
-  return total;
-}
-
-/** Area of a Polygon's outer ring in 3D, holes subtracted (Newell's method; square metres). */
-export function areaOf(geometry: Geometry): number {
-  if (geometry.type !== 'Polygon') return 0;
-  const rings = geometry.coordinates as Point[][];
-  const ringArea = (ring: Point[]) => {
-    let nx = 0;
-    let ny = 0;
-    let nz = 0;
-    for (let i = 0; i < ring.length - 1; i++) {
-      const [x1, y1, z1] = ring[i];
-      const [x2, y2, z2] = ring[i + 1];
-      nx += (y1 - y2) * (z1 + z2);
-      ny += (z1 - z2) * (x1 + x2);
-      nz += (x1 - x2) * (y1 + y2);
-    }
-    return Math.hypot(nx, ny, nz) / 2;
-  };
-  return Math.max(0, ringArea(rings[0]) - rings.slice(1).reduce((sum, r) => sum + ringArea(r), 0));
-}

@@ -27,7 +27,32 @@ export const GeometryInput = Type.Object({
 });
 
 const Tags = Type.Array(Type.String({ maxLength: 255 }), { maxItems: 100 });
-const Extension = FreeObject({ description: 'Free JSON, kept as given (bounded: see the Limits of the service docs).' });
+const Extension = FreeObject({ description: 'Free JSON, kept as given (bounded: see the Limits of the service docs), except `computed`: the service\'s, replaced by what it computes.' });
+
+const Metres = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
+/** `extension.computed` (quantities.ts, volume.ts). */
+export const MeasurementQuantities = Type.Object(
+  {
+    length_m: Metres('LineString: 3D length, metres; else null'),
+    perimeter_m: Metres('Polygon: 3D length of the outer ring, metres; else null'),
+    area_m2: Metres('Polygon: 3D area, holes subtracted, square metres; else null'),
+    volume_m3: Metres('Polygon over the point cloud: cubic metres between the polygon\'s plane and the surface above it; null for other geometries, without a point cloud, or with no point over the polygon'),
+    volume: Type.Union(
+      [
+        Type.Object({
+          below_m3: Type.Number({ description: 'Cubic metres between the plane and the surface below it' }),
+          base: Type.String({ description: 'polygon_plane: the plane of the polygon\'s outer ring' }),
+          cell_size_m: Type.Number({ description: 'Side of the grid cells the surface is averaged over, metres' }),
+          points: Type.Integer({ description: 'Points of the cloud over the polygon\'s bounding box' }),
+          coverage: Type.Number({ description: 'Share (0-1) of the polygon\'s cells that had points; the others were filled from their neighbours' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'How volume_m3 was found; null with it' },
+    ),
+  },
+  { description: 'What the service computed from the geometry (and the point cloud), metres; recomputed whenever the geometry is written.' },
+);
 
 export const MeasurementInput = Type.Object({
   properties: Type.Optional(MeasurementProperties),
@@ -54,7 +79,7 @@ export const Measurement = Type.Object({
   properties: Type.Record(Type.String(), Type.Unknown()),
   tags: Type.Array(Type.String()),
   geometry: Type.Object({ type: Type.String(), coordinates: Type.Unknown(), bbox: Type.Array(Type.Number()) }),
-  extension: Type.Record(Type.String(), Type.Unknown()),
+  extension: Type.Object({ computed: MeasurementQuantities }, { additionalProperties: true, description: 'The client\'s free JSON, and `computed`: the service\'s numbers' }),
   entity_type: Type.String(),
   entity_id: Type.Integer(),
   created: Type.String({ format: 'date-time' }),

@@ -1,13 +1,20 @@
 // Measurements of an inspection (spec "Measurement"): points, distances and areas drawn in the
 // inspection's 3D space. Ids are UUID strings; `entity_type` is "inspection" and `entity_id`
-// its id. Validation of geometries is in geometry.ts.
+// its id. Validation of geometries is in geometry.ts. What a measurement measures (length, area,
+// perimeter, volume: quantities.ts, volume.ts) is computed whenever its geometry is written and
+// kept in `extension.computed`, the service's key of the free `extension` object: a client's own
+// `computed` is replaced, its other keys are kept as given.
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { InspectionRow, InspectionTables, MeasurementRow } from '../inspection.tables.ts';
+import type { Geometry, InspectionRow, InspectionTables, MeasurementRow } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
 import { notFound, ValidationError, type FieldErrors } from '../../infra/http/errors.ts';
 import { validateGeometry } from './geometry.ts';
+import { measure, quantitiesOf, type MeasurementQuantities } from './quantities.ts';
+import { volumeAbovePlane } from './volume.ts';
+import type { StoredPointClouds } from '../storage/point-clouds.ts';
+import type { Reconstruction } from '../pipeline/reconstruction.ts';
 
 export interface MeasurementInput {
   properties?: Record<string, unknown>;
@@ -24,7 +31,7 @@ export function mapMeasurement(row: MeasurementRow) {
     properties: row.properties,
     tags: row.tags,
     geometry: row.geometry,
-    extension: row.extension,
+    extension: { ...row.extension, computed: quantitiesOf(row) },
     entity_type: 'inspection',
     entity_id: row.inspection_id,
     created: row.created_at.toISOString(),
@@ -38,6 +45,7 @@ export class MeasurementService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
     private readonly access: InspectionAccess,
+    private readonly clouds: StoredPointClouds,
   ) {}
 
   async list(auth: AuthContext, inspectionId: number): Promise<{ results: MeasurementRecord[] }> {
@@ -49,26 +57,25 @@ export class MeasurementService {
   async create(auth: AuthContext, inspectionId: number, inputs: MeasurementInput[]): Promise<{ annotations: MeasurementRecord[] }> {
     const inspection = await this.access.requireInspection(auth, inspectionId);
     const errors: FieldErrors = {};
-    const rows = inputs.map((input, i) => {
+    const geometries = inputs.map((input, i) => {
       const checked = validateGeometry(input.geometry!);
-      if ('errors' in checked) {
-        errors[String(i)] = { geometry: checked.errors };
-        return undefined;
-      }
-      return {
-        id: crypto.randomUUID(),
-        inspection_id: inspection.id,
-        user_id: auth.userId,
-        properties: JSON.stringify(input.properties ?? {}),
-        tags: JSON.stringify(input.tags ?? []),
-        geometry: JSON.stringify(checked.geometry),
-        extension: JSON.stringify(input.extension ?? {}),
-      };
+      if ('errors' in checked) errors[String(i)] = { geometry: checked.errors };
+      return 'geometry' in checked ? checked.geometry : undefined;
     });
     if (Object.keys(errors).length > 0) throw new ValidationError({ annotations: errors });
+    const quantities = await this.measureAll(inspection, geometries as Geometry[]);
+    const rows = inputs.map((input, i) => ({
+      id: crypto.randomUUID(),
+      inspection_id: inspection.id,
+      user_id: auth.userId,
+      properties: JSON.stringify(input.properties ?? {}),
+      tags: JSON.stringify(input.tags ?? []),
+      geometry: JSON.stringify(geometries[i]),
+      extension: JSON.stringify(withComputed(input.extension ?? {}, quantities[i])),
+    }));
     const created = await this.db
       .insertInto('inspection.measurements')
-      .values(rows.map((r) => r!))
+      .values(rows)
       .returningAll()
       .execute();
     return { annotations: created.sort((a, b) => a.seq - b.seq).map(mapMeasurement) };
@@ -76,16 +83,18 @@ export class MeasurementService {
 
   /** PUT (properties, tags and geometry required by the schema) and PATCH (any subset). */
   async update(auth: AuthContext, inspectionId: number, id: string, input: MeasurementInput): Promise<MeasurementRecord> {
-    const current = await this.require(auth, inspectionId, id);
+    const { inspection, row: current } = await this.require(auth, inspectionId, id);
     const changes: Record<string, unknown> = { updated_at: new Date() };
+    let computed = quantitiesOf(current);
     if (input.geometry !== undefined) {
       const checked = validateGeometry(input.geometry);
       if ('errors' in checked) throw new ValidationError({ geometry: checked.errors });
       changes.geometry = JSON.stringify(checked.geometry);
+      [computed] = await this.measureAll(inspection, [checked.geometry]);
     }
     if (input.properties !== undefined) changes.properties = JSON.stringify(input.properties);
     if (input.tags !== undefined) changes.tags = JSON.stringify(input.tags);
-    if (input.extension !== undefined) changes.extension = JSON.stringify(input.extension);
+    if (input.extension !== undefined || input.geometry !== undefined) changes.extension = JSON.stringify(withComputed(input.extension ?? current.extension, computed));
     const row = await this.db.updateTable('inspection.measurements').set(changes).where('id', '=', current.id).returningAll().executeTakeFirst();
     if (!row) throw notFound('Measurement');
     return mapMeasurement(row);
@@ -103,11 +112,36 @@ export class MeasurementService {
     return this.db.selectFrom('inspection.measurements').selectAll().where('inspection_id', '=', inspection.id).orderBy('seq').execute();
   }
 
-  private async require(auth: AuthContext, inspectionId: number, id: string): Promise<MeasurementRow> {
+  /**
+   * The quantities of each geometry; the point cloud is read (once) only when a Polygon needs its
+   * volume. A volume is one pass over the cloud (~50 ms per million points): the event loop is
+   * given back between polygons, so a body of many polygons does not hold other requests.
+   */
+  private async measureAll(inspection: InspectionRow, geometries: Geometry[]): Promise<MeasurementQuantities[]> {
+    const unitFactor = (inspection.reconstruction as Reconstruction | null)?.coordinate_system?.unit_factor ?? 1;
+    const stored = geometries.some((g) => g.type === 'Polygon') ? await this.clouds.of(inspection) : null;
+    const quantities: MeasurementQuantities[] = [];
+    for (const g of geometries) {
+      if (stored && g.type === 'Polygon') {
+        quantities.push(measure(g, unitFactor, volumeAbovePlane(stored.cloud, g.coordinates as [number, number, number][][], stored.unitFactor)));
+        await new Promise((resolve) => setImmediate(resolve));
+      } else {
+        quantities.push(measure(g, unitFactor));
+      }
+    }
+    return quantities;
+  }
+
+  private async require(auth: AuthContext, inspectionId: number, id: string): Promise<{ inspection: InspectionRow; row: MeasurementRow }> {
     const inspection = await this.access.requireInspection(auth, inspectionId);
     if (!UUID.test(id)) throw notFound('Measurement');
     const row = await this.db.selectFrom('inspection.measurements').selectAll().where('id', '=', id).where('inspection_id', '=', inspection.id).executeTakeFirst();
     if (!row) throw notFound('Measurement');
-    return row;
+    return { inspection, row };
   }
+}
+
+/** The client's extension with the service's `computed` in place of any sent. */
+function withComputed(extension: Record<string, unknown>, computed: MeasurementQuantities): Record<string, unknown> {
+  return { ...extension, computed };
 }

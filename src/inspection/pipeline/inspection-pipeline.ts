@@ -1,8 +1,11 @@
 // The processing pipeline of an inspection, as durable jobs (see inspection.jobs.ts):
-//   process (API) -> 20 Waiting -> [analyze-images] 3 Analyzing -> 4 Photogrammetry (cloud project
+//   process (API) -> 20 Waiting -> (is_video: [extract-video] 12 Extracting video images, frames
+//   become the images, ../video/video-extraction.ts; or 14) -> [analyze-images] 3 Analyzing -> 4 Photogrammetry (cloud project
 //   started) -> [track-photogrammetry, polling the cloud; on DONE the reconstruction is imported,
 //   reconstruction.ts] -> with clip_point_cloud and a point cloud: 5 Clipping [clip-point-cloud,
 //   clipping.ts] -> 7 Completed; or 19 (too few valid images), 16 (photogrammetry), 17 (clipping).
+// With detect_rust, the rust analysis (additional_statuses.rust 11 from the start) is queued with
+// the move to 7 and runs as its own job (rust/rust-analysis.ts).
 // Every step re-reads the inspection and acts only if it is still in the status the step expects,
 // and every status change is a transition of inspection-transitions.ts that applies only from the
 // expected status (InspectionRepository.transition): a step retried after a crash (or run twice),
@@ -24,6 +27,8 @@ import { ApiError, ValidationError } from '../../infra/http/errors.ts';
 import type { FileStore } from '../storage/inspection-files.ts';
 import { ReconstructionImporter, type Reconstruction } from './reconstruction.ts';
 import { ClippingError, PointCloudClipper } from './clipping.ts';
+import { requestedOutputsOf } from './output-options.ts';
+import { markRustPending, queueRustAnalysis } from '../rust/rust-analysis.ts';
 
 /** Fewer valid images than this ends in status 19. */
 export const MIN_VALID_IMAGES = 3;
@@ -56,7 +61,10 @@ export class InspectionPipeline {
   async begin(trx: Transaction<InspectionTables>, inspectionId: number, from: readonly Status[]): Promise<boolean> {
     const fields = { processing_started_at: new Date(), pcs_task_uuid: crypto.randomUUID(), processing_error: null };
     if (!(await this.inspections.transition(inspectionId, from, Status.Waiting, fields, trx))) return false;
-    await this.jobs.send<InspectionJobs, 'inspection.analyze-images'>('inspection.analyze-images', { inspectionId }, { trx });
+    await markRustPending(this.inspections, trx, inspectionId); // detect_rust: 11, run once processing completes
+    // A video inspection's images are the frames of its videos: extracted first (status 12).
+    const first = (await this.inspections.findAny(inspectionId, trx)).processing_parameters.is_video ? 'inspection.extract-video' : 'inspection.analyze-images';
+    await this.jobs.send<InspectionJobs, typeof first>(first, { inspectionId }, { trx });
     return true;
   }
 
@@ -65,7 +73,8 @@ export class InspectionPipeline {
     const inspection = await this.inspections.find(inspectionId);
     if (!inspection) return;
     if (!(await this.inspections.transition(inspectionId, [Status.Waiting, Status.Analyzing], Status.Analyzing))) return;
-    const keys = await this.inspections.imageKeys(inspectionId);
+    // A video inspection analyses the frames taken from its videos, not the videos.
+    const keys = await this.inspections.imageKeys(inspectionId, undefined, inspection.processing_parameters.is_video ? 'video_frame' : 'upload');
     // The inputs are read from the ObjectStore, as the inputs ZIP reads them (inputs-zip.service.ts).
     const { bucket_name: bucket } = await this.cloud.getProject(inspection.project_id!);
     const invalid: { key: string; reason: string }[] = [];
@@ -144,7 +153,8 @@ export class InspectionPipeline {
       // The engine configured for the inspection's processing_backend (none: the cloud's default).
       const engine = this.backendEngines[inspection.processing_backend];
       try {
-        project = await this.cloud.startProcessing(inspection.project_id!, { engine });
+        // generate_* become the cloud's `outputs` request (output-options.ts).
+        project = await this.cloud.startProcessing(inspection.project_id!, { engine, outputs: { ...requestedOutputsOf(inspection.processing_parameters) } });
       } catch (err) {
         // A 400 will not pass on a retry (e.g. PROCESSING_BACKEND_ENGINES names an engine the cloud
         // does not offer): the inspection fails with the cloud's reason instead of waiting forever.
@@ -203,8 +213,11 @@ export class InspectionPipeline {
   }
 
   private async complete(inspectionId: number, from: typeof Status.Photogrammetry | typeof Status.Clipping, fields: { reconstruction?: Reconstruction }): Promise<void> {
-    if (await this.inspections.transition(inspectionId, from, Status.Completed, { ...fields, processing_ended_at: new Date() })) {
-      this.logger.info({ inspectionId }, 'inspection processed');
-    }
+    const completed = await this.db.transaction().execute(async (trx) => {
+      if (!(await this.inspections.transition(inspectionId, from, Status.Completed, { ...fields, processing_ended_at: new Date() }, trx))) return false;
+      await queueRustAnalysis(this.inspections, this.jobs, trx, inspectionId); // detect_rust (rust/rust-analysis.ts)
+      return true;
+    });
+    if (completed) this.logger.info({ inspectionId }, 'inspection processed');
   }
 }

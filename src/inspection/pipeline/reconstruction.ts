@@ -18,6 +18,9 @@ import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { FileStore } from '../storage/inspection-files.ts';
 import type { ProjectionDefinition } from '../../shared/geo/projection.ts';
 import type { InspectionRepository } from '../inspections/inspection.repository.ts';
+import { LasFormatError, readPointCloudFile } from '../../shared/pointcloud/index.ts';
+import { projectorFrom } from '../../shared/geo/projection.ts';
+import { groundReference, type GroundReference } from './ground-altitude.ts';
 
 /** The output coordinate system as the cloud's outputs describe it (cloud coordinate-systems/crs.ts describeCrs). */
 export interface OutputCrs extends ProjectionDefinition {
@@ -52,6 +55,8 @@ export interface Reconstruction {
   point_cloud: StoredObject | null;
   /** The clipped point cloud (status 5), this service's own file; the inspection's point_cloud output when present. */
   clipped_point_cloud: ClippedPointCloud | null;
+  /** How ground_reference_altitude was found (ground-altitude.ts); absent: not computed. */
+  ground_reference?: GroundReference | null;
 }
 
 export interface CameraCalibration {
@@ -122,6 +127,7 @@ export class ReconstructionImporter {
       point_cloud: done('point_cloud'),
       clipped_point_cloud: null,
     };
+    reconstruction.ground_reference = reconstructed ? await this.groundReferenceOf(inspection, reconstruction) : null;
 
     const updates = reconstructed ? (document.cameras ?? []).map(cameraUpdate).filter((u) => u !== null) : [];
     await this.db.transaction().execute(async (trx) => {
@@ -136,9 +142,30 @@ export class ReconstructionImporter {
            where c.inspection_id = ${inspection.id} and c.image_key = v.image_key`.execute(trx);
       }
       await this.inspections.recordReconstruction(inspection.id, reconstruction, trx);
+      if (reconstruction.ground_reference) await this.inspections.recordGroundReferenceAltitude(inspection.id, reconstruction.ground_reference.altitude_m, trx);
     });
     this.logger.info({ inspectionId: inspection.id, engine: reconstruction.engine, reconstructed, cameras: updates.length, pointCloud: reconstruction.point_cloud !== null }, 'reconstruction imported');
     return reconstruction;
+  }
+
+  /** The ground height at the asset from the point cloud (ground-altitude.ts); null without a readable one. */
+  private async groundReferenceOf(inspection: InspectionRow, reconstruction: Reconstruction): Promise<GroundReference | null> {
+    if (!reconstruction.point_cloud) return null;
+    const crs = reconstruction.coordinate_system;
+    const asset = await this.db.selectFrom('inspection.assets').select(['latitude', 'longitude']).where('id', '=', inspection.asset_id).executeTakeFirst();
+    const project = crs ? projectorFrom(crs) : null;
+    const center = project && asset?.latitude != null && asset.longitude != null ? project(Number(asset.latitude), Number(asset.longitude)) : null;
+    let cloud;
+    try {
+      cloud = await readPointCloudFile(await readStoredObject(this.files, reconstruction.point_cloud));
+    } catch (err) {
+      if (!(err instanceof LasFormatError)) throw err;
+      this.logger.warn({ inspectionId: inspection.id, err: err.message }, 'ground_reference_altitude not computed: the point cloud cannot be read');
+      return null;
+    }
+    const ground = groundReference(cloud, center ?? null, crs?.unit_factor ?? 1);
+    this.logger.info({ inspectionId: inspection.id, ground }, 'ground reference altitude');
+    return ground;
   }
 }
 

@@ -67,8 +67,13 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
   // A WKT (reconstructed inspections) is shown by its name: PROJCS["WGS 84 / UTM zone 33N", ...].
   field('Coordinate system', /^[A-Z_]+\["([^"]*)"/.exec(data.extras.coordinate_system)?.[1] ?? data.extras.coordinate_system);
   field('Created by', data.user.username + (data.user.email ? ` <${data.user.email}>` : ''));
+  field('Reported by', data.reported_by.name + (data.reported_by.email ? ` <${data.reported_by.email}>` : ''));
   if (data.organization) field('Organization', data.organization.name);
-  if (data.share_token !== undefined) field('Share link', 'not available (sharing is not supported yet)');
+  if (data.share_link) {
+    // Clickable: a long link wraps, and a copied wrapped link would break.
+    doc.font('Helvetica-Bold').text('Share link (read-only): ', left);
+    doc.font('Helvetica').fillColor('#1a3c6e').text(latin(data.share_link), left, doc.y, { link: data.share_link, width }).fillColor('black');
+  }
 
   if (data.extra_remarks) {
     section('Remarks');
@@ -78,6 +83,11 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
   if (data.annotations) {
     section(`Annotations (${data.annotations.length})`);
     if (data.annotations.length === 0) doc.text('No annotations.');
+    const summary = data.image_annotations?.severity_summary;
+    if (summary && data.annotations.length > 0) {
+      const levels = ([1, 2, 3, 4, 5] as const).map((level) => `${SEVERITY[level]} ${summary[`level_${level}`]}`);
+      field('By severity', [...levels, `${SEVERITY[0]} ${summary.other}`].join(', '));
+    }
     for (const annotation of data.annotations) {
       const crop = await crops(annotation).catch(() => null);
       const scale = crop ? Math.min(width / crop.width, CROP_MAX_HEIGHT / crop.height, 1) : 0;
@@ -112,6 +122,7 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
     const parts = [m.geometry_type === 'LineString' ? 'Line' : m.geometry_type];
     if (m.length !== null) parts.push(`${m.geometry_type === 'Polygon' ? 'perimeter' : 'length'} ${m.length.toFixed(2)} m`);
     if (m.area !== null) parts.push(`area ${m.area.toFixed(2)} m2`);
+    if (m.volume !== null) parts.push(`volume ${m.volume.toFixed(2)} m3`);
     if (m.tags.length) parts.push(`tags: ${m.tags.join(', ')}`);
     field(m.name ?? m.id.slice(0, 8), parts.join(', '));
   }

@@ -3,6 +3,10 @@
 // and PDF (report_pdf) into storage, then sets `report_status` to `available` (or `error`). Both
 // files are then listed by GET …/outputs/. A new request while one is being built is a 409;
 // a build that has not finished within STALE_BUILD_MS can be requested again.
+// With include_sharetoken (the default) each build makes a read-only share token of the inspection
+// for the user who asked (auth/share-tokens.ts) and prints its link: only the token's hash is
+// kept, so a link cannot be printed again; a failed build revokes its token. Older reports' tokens
+// stay valid until revoked (DELETE …/share_tokens/{id}/): a report already sent keeps working.
 import { buffer } from 'node:stream/consumers';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -24,6 +28,7 @@ import { annotatedCrop } from './photo-crops.ts';
 import { rectangleOf } from '../annotations/annotation-data.ts';
 import { reportOptions } from './report-options.ts';
 import { isDatabaseUnavailable } from '../../infra/database/connection-errors.ts';
+import type { NewShareToken, ShareTokenService } from '../auth/share-tokens.ts';
 
 /** Photos larger than this are not read into memory for a crop. */
 const MAX_PHOTO_BYTES = 200 * 1024 * 1024;
@@ -40,6 +45,7 @@ export class ReportService {
     private readonly files: FileStore,
     private readonly jobs: JobQueue,
     private readonly logger: Logger,
+    private readonly shareTokens: ShareTokenService,
   ) {}
 
   async request(auth: AuthContext, id: number, body: Partial<ReportOptions> | undefined): Promise<Record<string, never>> {
@@ -52,20 +58,25 @@ export class ReportService {
         throw conflict('A report of this inspection is being generated; wait until report_status is available or error.');
       }
       await this.inspections.reportRequested(trx, inspection.id, options);
-      await this.jobs.send<InspectionJobs, 'inspection.build-report'>('inspection.build-report', { inspectionId: inspection.id }, { trx });
+      await this.jobs.send<InspectionJobs, 'inspection.build-report'>('inspection.build-report', { inspectionId: inspection.id, requestedBy: auth.userId }, { trx });
     });
     return {};
   }
 
   /** The job. Idempotent: builds only while the request it was queued for is still the current one. */
-  async build(inspectionId: number): Promise<void> {
+  async build(inspectionId: number, requestedBy?: number): Promise<void> {
     const inspection = await this.inspections.find(inspectionId);
     if (!inspection || inspection.report_status !== 'processing' || !inspection.report_requested_at) return;
     const generation = inspection.report_requested_at.getTime();
     const keys = { pdf: inspectionFiles.reportPdf(inspection.id, generation), json: inspectionFiles.reportJson(inspection.id, generation) };
+    const options = inspection.report_options ?? reportOptions(undefined);
+    let share: NewShareToken | undefined;
     try {
-      await this.write(inspection, inspection.report_options ?? reportOptions(undefined), keys);
+      const reporter = requestedBy ?? inspection.user_id;
+      if (options.include_sharetoken) share = await this.shareTokens.mint(inspection, reporter, `report ${new Date(generation).toISOString()}`);
+      await this.write(inspection, options, keys, reporter, share);
     } catch (err) {
+      if (share) await this.shareTokens.revokeById(share.id).catch(() => undefined); // its link was printed nowhere
       // A lost database connection is no fault of the report: the job is retried (issue 10).
       if (isDatabaseUnavailable(err)) throw err;
       this.logger.error({ err, inspectionId }, 'report generation failed');
@@ -75,19 +86,20 @@ export class ReportService {
     const previous = await this.finish(inspection.id, generation, { report_status: 'available', report_pdf_key: keys.pdf, report_json_key: keys.json });
     if (previous === undefined) {
       await this.files.store.deletePrefix(this.files.bucket, keys.pdf.slice(0, keys.pdf.lastIndexOf('/') + 1)); // superseded
+      if (share) await this.shareTokens.revokeById(share.id); // and so is the link it printed
     } else if (previous.pdf && previous.pdf !== keys.pdf) {
       await this.files.store.deletePrefix(this.files.bucket, previous.pdf.slice(0, previous.pdf.lastIndexOf('/') + 1));
     }
     this.logger.info({ inspectionId }, 'report ready');
   }
 
-  private async write(inspection: InspectionRow, options: ReportOptions, keys: { pdf: string; json: string }): Promise<void> {
+  private async write(inspection: InspectionRow, options: ReportOptions, keys: { pdf: string; json: string }, reportedBy: number, share: NewShareToken | undefined): Promise<void> {
     const [annotations, measurements, extras] = await Promise.all([
       this.annotations.allOf(inspection, false),
       this.measurements.allOf(inspection),
       this.extras.of(inspection),
     ]);
-    const { data, cameras } = await collectReportData(this.db, { inspection, annotations, measurements, extras, options });
+    const { data, cameras } = await collectReportData(this.db, { inspection, annotations, measurements, extras, options, reportedBy, share });
     const photoBucket = inspection.project_id !== null && data.annotations?.length ? (await this.cloud.getProject(inspection.project_id)).bucket_name : this.files.bucket;
     await this.files.store.putObject(this.files.bucket, keys.json, Buffer.from(JSON.stringify(data, null, 2)), { contentType: 'application/json' });
 

@@ -58,8 +58,8 @@ export async function locateJpeg(src: RangeSource): Promise<Located> {
   let pos = 2; // after SOI
   let exif: [number, number] | null = null;
   let xmp: [number, number] | null = null;
-  let width = 0;
-  let height = 0;
+  let width: number;
+  let height: number;
   for (let n = 0; ; n++) {
     if (n > MAX_STRUCTURES) return fail('corrupt JPEG: too many segments before the frame header');
     const head = await src.read(pos, pos + 4);

@@ -20,6 +20,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -159,6 +161,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -306,6 +310,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -446,6 +452,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -623,6 +631,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -760,6 +770,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -925,6 +937,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -1033,6 +1047,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -1210,6 +1226,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1346,6 +1364,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1490,6 +1510,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1636,6 +1658,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -1761,6 +1785,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -1898,6 +1924,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -2006,6 +2034,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -2153,6 +2183,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -2170,7 +2202,11 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
+                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                inventory_reason?: string;
                                 rust: number | null;
+                                /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                rust_reason?: string;
                             };
                             app_source: string;
                             asset: number;
@@ -2196,12 +2232,18 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
+                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
+                                /** @description Sent as `outputs.dsm` (absent: false) */
                                 generate_dsm?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                 generate_mesh?: boolean;
+                                /** @description Sent as `outputs.ortho` (absent: false) */
                                 generate_ortho?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                 generate_point_cloud?: boolean;
+                                /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                 is_video?: boolean;
                                 roof_segmentation?: boolean;
                             };
@@ -2231,7 +2273,11 @@ export interface paths {
                             results: {
                                 additional_statuses: {
                                     inventory: number | null;
+                                    /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                    inventory_reason?: string;
                                     rust: number | null;
+                                    /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                    rust_reason?: string;
                                 };
                                 app_source: string;
                                 asset: number;
@@ -2257,12 +2303,18 @@ export interface paths {
                                     clip_point_cloud?: boolean;
                                     /** @description Metres, horizontally around the asset position */
                                     clipping_radius?: number;
+                                    /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                     detect_antennas?: boolean;
                                     detect_rust?: boolean;
+                                    /** @description Sent as `outputs.dsm` (absent: false) */
                                     generate_dsm?: boolean;
+                                    /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                     generate_mesh?: boolean;
+                                    /** @description Sent as `outputs.ortho` (absent: false) */
                                     generate_ortho?: boolean;
+                                    /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                     generate_point_cloud?: boolean;
+                                    /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                     is_video?: boolean;
                                     roof_segmentation?: boolean;
                                 };
@@ -2398,6 +2450,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -2534,6 +2588,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -2709,6 +2765,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -2735,12 +2793,18 @@ export interface paths {
                             clip_point_cloud?: boolean;
                             /** @description Metres, horizontally around the asset position */
                             clipping_radius?: number;
+                            /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                             detect_antennas?: boolean;
                             detect_rust?: boolean;
+                            /** @description Sent as `outputs.dsm` (absent: false) */
                             generate_dsm?: boolean;
+                            /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                             generate_mesh?: boolean;
+                            /** @description Sent as `outputs.ortho` (absent: false) */
                             generate_ortho?: boolean;
+                            /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                             generate_point_cloud?: boolean;
+                            /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                             is_video?: boolean;
                             roof_segmentation?: boolean;
                         };
@@ -2757,7 +2821,11 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
+                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                inventory_reason?: string;
                                 rust: number | null;
+                                /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                rust_reason?: string;
                             };
                             app_source: string;
                             asset: number;
@@ -2783,12 +2851,18 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
+                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
+                                /** @description Sent as `outputs.dsm` (absent: false) */
                                 generate_dsm?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                 generate_mesh?: boolean;
+                                /** @description Sent as `outputs.ortho` (absent: false) */
                                 generate_ortho?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                 generate_point_cloud?: boolean;
+                                /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                 is_video?: boolean;
                                 roof_segmentation?: boolean;
                             };
@@ -2922,6 +2996,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -2937,7 +3013,11 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
+                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                inventory_reason?: string;
                                 rust: number | null;
+                                /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                rust_reason?: string;
                             };
                             app_source: string;
                             asset: number;
@@ -2963,12 +3043,18 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
+                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
+                                /** @description Sent as `outputs.dsm` (absent: false) */
                                 generate_dsm?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                 generate_mesh?: boolean;
+                                /** @description Sent as `outputs.ortho` (absent: false) */
                                 generate_ortho?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                 generate_point_cloud?: boolean;
+                                /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                 is_video?: boolean;
                                 roof_segmentation?: boolean;
                             };
@@ -2998,7 +3084,11 @@ export interface paths {
                             results: {
                                 additional_statuses: {
                                     inventory: number | null;
+                                    /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                    inventory_reason?: string;
                                     rust: number | null;
+                                    /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                    rust_reason?: string;
                                 };
                                 app_source: string;
                                 asset: number;
@@ -3024,12 +3114,18 @@ export interface paths {
                                     clip_point_cloud?: boolean;
                                     /** @description Metres, horizontally around the asset position */
                                     clipping_radius?: number;
+                                    /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                     detect_antennas?: boolean;
                                     detect_rust?: boolean;
+                                    /** @description Sent as `outputs.dsm` (absent: false) */
                                     generate_dsm?: boolean;
+                                    /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                     generate_mesh?: boolean;
+                                    /** @description Sent as `outputs.ortho` (absent: false) */
                                     generate_ortho?: boolean;
+                                    /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                     generate_point_cloud?: boolean;
+                                    /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                     is_video?: boolean;
                                     roof_segmentation?: boolean;
                                 };
@@ -3162,6 +3258,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -3179,7 +3277,11 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
+                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                inventory_reason?: string;
                                 rust: number | null;
+                                /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                rust_reason?: string;
                             };
                             app_source: string;
                             asset: number;
@@ -3205,12 +3307,18 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
+                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
+                                /** @description Sent as `outputs.dsm` (absent: false) */
                                 generate_dsm?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                 generate_mesh?: boolean;
+                                /** @description Sent as `outputs.ortho` (absent: false) */
                                 generate_ortho?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                 generate_point_cloud?: boolean;
+                                /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                 is_video?: boolean;
                                 roof_segmentation?: boolean;
                             };
@@ -3331,6 +3439,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -3361,12 +3471,18 @@ export interface paths {
                             clip_point_cloud?: boolean;
                             /** @description Metres, horizontally around the asset position */
                             clipping_radius?: number;
+                            /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                             detect_antennas?: boolean;
                             detect_rust?: boolean;
+                            /** @description Sent as `outputs.dsm` (absent: false) */
                             generate_dsm?: boolean;
+                            /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                             generate_mesh?: boolean;
+                            /** @description Sent as `outputs.ortho` (absent: false) */
                             generate_ortho?: boolean;
+                            /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                             generate_point_cloud?: boolean;
+                            /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                             is_video?: boolean;
                             roof_segmentation?: boolean;
                         };
@@ -3392,7 +3508,11 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
+                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                inventory_reason?: string;
                                 rust: number | null;
+                                /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                rust_reason?: string;
                             };
                             app_source: string;
                             asset: number;
@@ -3418,12 +3538,18 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
+                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
+                                /** @description Sent as `outputs.dsm` (absent: false) */
                                 generate_dsm?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                 generate_mesh?: boolean;
+                                /** @description Sent as `outputs.ortho` (absent: false) */
                                 generate_ortho?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                 generate_point_cloud?: boolean;
+                                /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                 is_video?: boolean;
                                 roof_segmentation?: boolean;
                             };
@@ -3542,6 +3668,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -3654,6 +3782,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -3684,12 +3814,18 @@ export interface paths {
                             clip_point_cloud?: boolean;
                             /** @description Metres, horizontally around the asset position */
                             clipping_radius?: number;
+                            /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                             detect_antennas?: boolean;
                             detect_rust?: boolean;
+                            /** @description Sent as `outputs.dsm` (absent: false) */
                             generate_dsm?: boolean;
+                            /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                             generate_mesh?: boolean;
+                            /** @description Sent as `outputs.ortho` (absent: false) */
                             generate_ortho?: boolean;
+                            /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                             generate_point_cloud?: boolean;
+                            /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                             is_video?: boolean;
                             roof_segmentation?: boolean;
                         };
@@ -3715,7 +3851,11 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
+                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                inventory_reason?: string;
                                 rust: number | null;
+                                /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                rust_reason?: string;
                             };
                             app_source: string;
                             asset: number;
@@ -3741,12 +3881,18 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
+                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
+                                /** @description Sent as `outputs.dsm` (absent: false) */
                                 generate_dsm?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                 generate_mesh?: boolean;
+                                /** @description Sent as `outputs.ortho` (absent: false) */
                                 generate_ortho?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                 generate_point_cloud?: boolean;
+                                /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                 is_video?: boolean;
                                 roof_segmentation?: boolean;
                             };
@@ -3875,6 +4021,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -4063,6 +4211,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -4080,7 +4230,11 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
+                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                inventory_reason?: string;
                                 rust: number | null;
+                                /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                rust_reason?: string;
                             };
                             app_source: string;
                             asset: number;
@@ -4106,12 +4260,18 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
+                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
+                                /** @description Sent as `outputs.dsm` (absent: false) */
                                 generate_dsm?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                 generate_mesh?: boolean;
+                                /** @description Sent as `outputs.ortho` (absent: false) */
                                 generate_ortho?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                 generate_point_cloud?: boolean;
+                                /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                 is_video?: boolean;
                                 roof_segmentation?: boolean;
                             };
@@ -4141,7 +4301,11 @@ export interface paths {
                             results: {
                                 additional_statuses: {
                                     inventory: number | null;
+                                    /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                    inventory_reason?: string;
                                     rust: number | null;
+                                    /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                    rust_reason?: string;
                                 };
                                 app_source: string;
                                 asset: number;
@@ -4167,12 +4331,18 @@ export interface paths {
                                     clip_point_cloud?: boolean;
                                     /** @description Metres, horizontally around the asset position */
                                     clipping_radius?: number;
+                                    /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                     detect_antennas?: boolean;
                                     detect_rust?: boolean;
+                                    /** @description Sent as `outputs.dsm` (absent: false) */
                                     generate_dsm?: boolean;
+                                    /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                     generate_mesh?: boolean;
+                                    /** @description Sent as `outputs.ortho` (absent: false) */
                                     generate_ortho?: boolean;
+                                    /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                     generate_point_cloud?: boolean;
+                                    /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                     is_video?: boolean;
                                     roof_segmentation?: boolean;
                                 };
@@ -4308,6 +4478,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -4464,7 +4636,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description coordinate_system: the WGS 84 / UTM zone of the photos (EPSG code); offset_3d_xyz: their centre in it, whole metres ("" and [0, 0, 0] before anything is known). */
+        /** @description coordinate_system: OGC WKT of the output system, whatever the engine: the system the cloud wrote its outputs in, else the WGS 84 / UTM zone of the photos + EGM96 height; offset_3d_xyz: the offset outputs are written relative to (the photos' centre, whole metres) ("" and [0, 0, 0] before anything is known). */
         get: {
             parameters: {
                 query?: never;
@@ -4473,6 +4645,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -4600,6 +4774,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -4740,6 +4916,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -4948,6 +5126,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -4968,7 +5148,33 @@ export interface paths {
                                 created: string;
                                 entity_id: number;
                                 entity_type: string;
+                                /** @description The client's free JSON, and `computed`: the service's numbers */
                                 extension: {
+                                    /** @description What the service computed from the geometry (and the point cloud), metres; recomputed whenever the geometry is written. */
+                                    computed: {
+                                        /** @description Polygon: 3D area, holes subtracted, square metres; else null */
+                                        area_m2: number | null;
+                                        /** @description LineString: 3D length, metres; else null */
+                                        length_m: number | null;
+                                        /** @description Polygon: 3D length of the outer ring, metres; else null */
+                                        perimeter_m: number | null;
+                                        /** @description How volume_m3 was found; null with it */
+                                        volume: {
+                                            /** @description polygon_plane: the plane of the polygon's outer ring */
+                                            base: string;
+                                            /** @description Cubic metres between the plane and the surface below it */
+                                            below_m3: number;
+                                            /** @description Side of the grid cells the surface is averaged over, metres */
+                                            cell_size_m: number;
+                                            /** @description Share (0-1) of the polygon's cells that had points; the others were filled from their neighbours */
+                                            coverage: number;
+                                            /** @description Points of the cloud over the polygon's bounding box */
+                                            points: number;
+                                        } | null;
+                                        /** @description Polygon over the point cloud: cubic metres between the polygon's plane and the surface above it; null for other geometries, without a point cloud, or with no point over the polygon */
+                                        volume_m3: number | null;
+                                    };
+                                } & {
                                     [key: string]: unknown;
                                 };
                                 geometry: {
@@ -5080,6 +5286,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -5090,7 +5298,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         annotations: {
-                            /** @description Free JSON, kept as given (bounded: see the Limits of the service docs). */
+                            /** @description Free JSON, kept as given (bounded: see the Limits of the service docs), except `computed`: the service's, replaced by what it computes. */
                             extension?: {
                                 [key: string]: {
                                     [key: string]: {
@@ -5145,7 +5353,33 @@ export interface paths {
                                 created: string;
                                 entity_id: number;
                                 entity_type: string;
+                                /** @description The client's free JSON, and `computed`: the service's numbers */
                                 extension: {
+                                    /** @description What the service computed from the geometry (and the point cloud), metres; recomputed whenever the geometry is written. */
+                                    computed: {
+                                        /** @description Polygon: 3D area, holes subtracted, square metres; else null */
+                                        area_m2: number | null;
+                                        /** @description LineString: 3D length, metres; else null */
+                                        length_m: number | null;
+                                        /** @description Polygon: 3D length of the outer ring, metres; else null */
+                                        perimeter_m: number | null;
+                                        /** @description How volume_m3 was found; null with it */
+                                        volume: {
+                                            /** @description polygon_plane: the plane of the polygon's outer ring */
+                                            base: string;
+                                            /** @description Cubic metres between the plane and the surface below it */
+                                            below_m3: number;
+                                            /** @description Side of the grid cells the surface is averaged over, metres */
+                                            cell_size_m: number;
+                                            /** @description Share (0-1) of the polygon's cells that had points; the others were filled from their neighbours */
+                                            coverage: number;
+                                            /** @description Points of the cloud over the polygon's bounding box */
+                                            points: number;
+                                        } | null;
+                                        /** @description Polygon over the point cloud: cubic metres between the polygon's plane and the surface above it; null for other geometries, without a point cloud, or with no point over the polygon */
+                                        volume_m3: number | null;
+                                    };
+                                } & {
                                     [key: string]: unknown;
                                 };
                                 geometry: {
@@ -5270,6 +5504,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     annotation_id: string;
@@ -5280,7 +5516,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Free JSON, kept as given (bounded: see the Limits of the service docs). */
+                        /** @description Free JSON, kept as given (bounded: see the Limits of the service docs), except `computed`: the service's, replaced by what it computes. */
                         extension?: {
                             [key: string]: {
                                 [key: string]: {
@@ -5333,7 +5569,33 @@ export interface paths {
                             created: string;
                             entity_id: number;
                             entity_type: string;
+                            /** @description The client's free JSON, and `computed`: the service's numbers */
                             extension: {
+                                /** @description What the service computed from the geometry (and the point cloud), metres; recomputed whenever the geometry is written. */
+                                computed: {
+                                    /** @description Polygon: 3D area, holes subtracted, square metres; else null */
+                                    area_m2: number | null;
+                                    /** @description LineString: 3D length, metres; else null */
+                                    length_m: number | null;
+                                    /** @description Polygon: 3D length of the outer ring, metres; else null */
+                                    perimeter_m: number | null;
+                                    /** @description How volume_m3 was found; null with it */
+                                    volume: {
+                                        /** @description polygon_plane: the plane of the polygon's outer ring */
+                                        base: string;
+                                        /** @description Cubic metres between the plane and the surface below it */
+                                        below_m3: number;
+                                        /** @description Side of the grid cells the surface is averaged over, metres */
+                                        cell_size_m: number;
+                                        /** @description Share (0-1) of the polygon's cells that had points; the others were filled from their neighbours */
+                                        coverage: number;
+                                        /** @description Points of the cloud over the polygon's bounding box */
+                                        points: number;
+                                    } | null;
+                                    /** @description Polygon over the point cloud: cubic metres between the polygon's plane and the surface above it; null for other geometries, without a point cloud, or with no point over the polygon */
+                                    volume_m3: number | null;
+                                };
+                            } & {
                                 [key: string]: unknown;
                             };
                             geometry: {
@@ -5443,6 +5705,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     annotation_id: string;
@@ -5553,6 +5817,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     annotation_id: string;
@@ -5563,7 +5829,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Free JSON, kept as given (bounded: see the Limits of the service docs). */
+                        /** @description Free JSON, kept as given (bounded: see the Limits of the service docs), except `computed`: the service's, replaced by what it computes. */
                         extension?: {
                             [key: string]: {
                                 [key: string]: {
@@ -5616,7 +5882,33 @@ export interface paths {
                             created: string;
                             entity_id: number;
                             entity_type: string;
+                            /** @description The client's free JSON, and `computed`: the service's numbers */
                             extension: {
+                                /** @description What the service computed from the geometry (and the point cloud), metres; recomputed whenever the geometry is written. */
+                                computed: {
+                                    /** @description Polygon: 3D area, holes subtracted, square metres; else null */
+                                    area_m2: number | null;
+                                    /** @description LineString: 3D length, metres; else null */
+                                    length_m: number | null;
+                                    /** @description Polygon: 3D length of the outer ring, metres; else null */
+                                    perimeter_m: number | null;
+                                    /** @description How volume_m3 was found; null with it */
+                                    volume: {
+                                        /** @description polygon_plane: the plane of the polygon's outer ring */
+                                        base: string;
+                                        /** @description Cubic metres between the plane and the surface below it */
+                                        below_m3: number;
+                                        /** @description Side of the grid cells the surface is averaged over, metres */
+                                        cell_size_m: number;
+                                        /** @description Share (0-1) of the polygon's cells that had points; the others were filled from their neighbours */
+                                        coverage: number;
+                                        /** @description Points of the cloud over the polygon's bounding box */
+                                        points: number;
+                                    } | null;
+                                    /** @description Polygon over the point cloud: cubic metres between the polygon's plane and the surface above it; null for other geometries, without a point cloud, or with no point over the polygon */
+                                    volume_m3: number | null;
+                                };
+                            } & {
                                 [key: string]: unknown;
                             };
                             geometry: {
@@ -5738,6 +6030,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -5879,6 +6173,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -6014,6 +6310,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -6035,7 +6333,11 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
+                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                inventory_reason?: string;
                                 rust: number | null;
+                                /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                rust_reason?: string;
                             };
                             app_source: string;
                             asset: number;
@@ -6061,12 +6363,18 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
+                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
+                                /** @description Sent as `outputs.dsm` (absent: false) */
                                 generate_dsm?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                 generate_mesh?: boolean;
+                                /** @description Sent as `outputs.ortho` (absent: false) */
                                 generate_ortho?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                 generate_point_cloud?: boolean;
+                                /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                 is_video?: boolean;
                                 roof_segmentation?: boolean;
                             };
@@ -6197,6 +6505,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -6341,6 +6651,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -6473,6 +6785,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -6507,7 +6821,7 @@ export interface paths {
                         /** @default true */
                         include_polygon_measurements?: boolean;
                         /**
-                         * @description Share tokens do not exist yet: `share_token` is null
+                         * @description Makes a read-only share token of the inspection for the report: `share_token` and `share_link` in the JSON, the link in the PDF (see POST /v1/inspections/{id}/share_tokens/)
                          * @default true
                          */
                         include_sharetoken?: boolean;
@@ -6628,6 +6942,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path: {
                     id: number;
@@ -6751,6 +7067,401 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/inspections/{id}/share_tokens/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Share tokens of the inspection, revoked ones included (never the tokens themselves) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description The user who made it (a report asking for its link makes one for the user who asked) */
+                            created_by: number;
+                            id: number;
+                            inspection: number;
+                            label: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                        }[];
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Make a read-only share token of the inspection (not in the spec)
+         * @description Anyone holding the token reads, without an account or API key, this inspection only: its record, cameras and photo previews, annotations, measurements, extras and outputs (report files included), with the header `X-Share-Token: <token>` or the query parameter `share_token=<token>`. Every other call with it is a 403 (a write, another route) or a 404 (another inspection). The token is in this answer only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description What the token is for, e.g. who it was sent to */
+                        label?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description The user who made it (a report asking for its link makes one for the user who asked) */
+                            created_by: number;
+                            id: number;
+                            inspection: number;
+                            label: string;
+                            /** Format: date-time */
+                            revoked_at: string | null;
+                            /** @description The token: shown this once, never again (only its SHA-256 is stored) */
+                            token: string;
+                            /** @description Link reading the inspection with the token (…/v1/inspections/{id}/?share_token=…) */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inspections/{id}/share_tokens/{token_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a share token: at once, the next request with it is a 401 */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                    token_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No body */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/inspections/additional_statuses/": {
         parameters: {
             query?: never;
@@ -6769,6 +7480,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -6904,6 +7617,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -6918,12 +7633,18 @@ export interface paths {
                             clip_point_cloud?: boolean;
                             /** @description Metres, horizontally around the asset position */
                             clipping_radius?: number;
+                            /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                             detect_antennas?: boolean;
                             detect_rust?: boolean;
+                            /** @description Sent as `outputs.dsm` (absent: false) */
                             generate_dsm?: boolean;
+                            /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                             generate_mesh?: boolean;
+                            /** @description Sent as `outputs.ortho` (absent: false) */
                             generate_ortho?: boolean;
+                            /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                             generate_point_cloud?: boolean;
+                            /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                             is_video?: boolean;
                             roof_segmentation?: boolean;
                         };
@@ -6940,7 +7661,11 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
+                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                inventory_reason?: string;
                                 rust: number | null;
+                                /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
+                                rust_reason?: string;
                             };
                             app_source: string;
                             asset: number;
@@ -6966,12 +7691,18 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
+                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
+                                /** @description Sent as `outputs.dsm` (absent: false) */
                                 generate_dsm?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.mesh` (absent: false); an engine that cannot make it lists it `not available` with the reason */
                                 generate_mesh?: boolean;
+                                /** @description Sent as `outputs.ortho` (absent: false) */
                                 generate_ortho?: boolean;
+                                /** @description Sent to the cloud as start_processing `outputs.point_cloud` (absent: false) */
                                 generate_point_cloud?: boolean;
+                                /** @description true: register .mp4/.mov videos (each with its DJI .SRT telemetry) instead of photos; processing extracts their frames first (status 12; 14 when a video cannot be read) */
                                 is_video?: boolean;
                                 roof_segmentation?: boolean;
                             };
@@ -7104,6 +7835,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;
@@ -7237,6 +7970,8 @@ export interface paths {
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
                     "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
                 };
                 path?: never;
                 cookie?: never;

@@ -12,7 +12,6 @@ const OPTIONS: readonly (readonly [ProcessingOption, string])[] = [
   ['generate_mesh', 'Generate mesh'],
   ['generate_dsm', 'Generate DSM'],
   ['generate_ortho', 'Generate orthophoto'],
-  ['detect_antennas', 'Detect antennas (spends 1 Tower inventory unit)'],
   ['detect_rust', 'Detect rust'],
   ['roof_segmentation', 'Roof segmentation'],
   ['is_video', 'Input is a video'],

@@ -41,13 +41,13 @@ export function fromDateTimeLocal(value: string): string | null | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }
 
+/** The options the form offers; not `detect_antennas`, which the server refuses (no antenna detector on this installation). */
 export const PROCESSING_OPTIONS = [
   'generate_point_cloud',
   'clip_point_cloud',
   'generate_mesh',
   'generate_dsm',
   'generate_ortho',
-  'detect_antennas',
   'detect_rust',
   'roof_segmentation',
   'is_video',

@@ -333,12 +333,12 @@ export interface Spend {
 
 /**
  * What starting processing spends, as the server does it (InspectionService.process): 1 Projects
- * unit, and 1 Tower inventory unit when processing_parameters.detect_antennas is true.
+ * unit. Never Tower inventory: automatic antenna detection is not available on this installation,
+ * so the server refuses `detect_antennas` and spends nothing for an older inspection carrying it.
  */
-export function processingCost(parameters: Record<string, unknown> | null | undefined, balances: readonly Balance[]): { spends: Spend[]; blockedBy: string | undefined } {
+export function processingCost(_parameters: Record<string, unknown> | null | undefined, balances: readonly Balance[]): { spends: Spend[]; blockedBy: string | undefined } {
   const balanceOf = (code: string) => balances.find((b) => b.allowance_type === code)?.balance ?? 0;
   const spends: Spend[] = [{ code: 'projects', label: 'Projects', amount: 1, balance: balanceOf('projects') }];
-  if (parameters?.detect_antennas) spends.push({ code: 'tower_inventory', label: 'Tower inventory', amount: 1, balance: balanceOf('tower_inventory') });
   const short = spends.find((s) => s.balance < s.amount);
   const blockedBy = short ? `Not enough ${short.label} allowance: ${short.amount} needed, ${short.balance} left.` : undefined;
   return { spends, blockedBy };

@@ -45,6 +45,7 @@ import {
   featureExtractorArgs,
   groupCameras,
   MAPPER_ATTEMPTS,
+  MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY,
   mapperArgs,
   mapperOutput,
   matcherArgs,
@@ -229,8 +230,9 @@ export class ColmapEngine implements PhotogrammetryEngine {
         log.write(`mapper attempt ${attempt}: largest model so far ${most} of ${local.length} images\n`);
         return found.sort((a, b) => b.registered - a.registered)[0];
       };
-      while (attempts < MAPPER_ATTEMPTS) {
-        await mapOnce();
+      let emptyAttempts = 0;
+      while (attempts < MAPPER_ATTEMPTS + Math.min(emptyAttempts, MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY)) {
+        if (!(await mapOnce())) emptyAttempts++;
         if (Math.max(0, ...models.map((m) => m.registered)) >= local.length) break;
       }
       const best = models.sort((a, b) => b.registered - a.registered)[0];
@@ -327,7 +329,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
       log.write(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
       await closeLog(log);
       await input.store.putObject(input.bucket, logKey, fs.createReadStream(logPath), { contentType: 'text/plain; charset=utf-8' });
-      result.outputs.push({ outputType: 'processing_log', resultType: 'file', key: logKey });
+      result.outputs.push({ outputType: 'processing_log', key: logKey });
       await progress(100, 'Done');
       return result;
     } catch (err) {
@@ -535,7 +537,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
     const put = async (outputType: OutputType, name: string, body: Buffer, contentType: string) => {
       const key = `${prefix}${name}`;
       await input.store.putObject(input.bucket, key, body, { contentType });
-      outputs.push({ outputType, resultType: 'file', key });
+      outputs.push({ outputType, key });
     };
     const projected = crs.type === 'projected';
     await put(

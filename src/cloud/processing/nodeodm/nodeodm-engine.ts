@@ -12,11 +12,12 @@
 // A cancel (input.signal) or the time limit cancels and removes the task on the node.
 //
 // all.zip entries -> outputs: odm_orthophoto/odm_orthophoto.tif -> `ortho_rgb`; odm_dem/dsm.tif ->
-// `dsm`; odm_georeferencing/odm_georeferenced_model.laz -> `point_cloud`; odm_texturing/* zipped ->
-// `3d_mesh_obj_zip`; odm_report/shots.geojson + cameras.json -> `calibrated_camera_parameters_json`
-// (odm-results.ts); a JSON `quality_report` (images calibrated, ODM's odm_report/stats.json, the
-// coordinate system) with odm_report/report.pdf stored beside it; task_output.txt ->
-// `processing_log`. What all.zip lacks is listed `not available`.
+// `dsm` (odm_dem/dtm.tif -> `dtm` when the options made one); odm_georeferencing/
+// odm_georeferenced_model.laz -> `point_cloud`; odm_texturing/* zipped -> `3d_mesh_obj_zip`;
+// odm_report/shots.geojson + cameras.json -> `calibrated_camera_parameters_json` (odm-results.ts);
+// a JSON `quality_report` (images calibrated, ODM's odm_report/stats.json, the coordinate system)
+// and odm_report/report.pdf -> `quality_report_pdf`; task_output.txt -> `processing_log`. What
+// all.zip lacks is listed `not available`.
 //
 // Failures: a FAILED task -> 10003 when ODM ran out of memory ("Not enough memory", exit 137),
 // else 10410 with ODM's message and last log lines; a task canceled on the node -> 10410; the node
@@ -61,6 +62,7 @@ const POLL_FAILURES_TOLERATED = 10;
 const SINGLE_FILES: { entry: string; outputType: OutputType; name: string; contentType: string }[] = [
   { entry: 'odm_orthophoto/odm_orthophoto.tif', outputType: 'ortho_rgb', name: 'ortho_rgb.tif', contentType: 'image/tiff' },
   { entry: 'odm_dem/dsm.tif', outputType: 'dsm', name: 'dsm.tif', contentType: 'image/tiff' },
+  { entry: 'odm_dem/dtm.tif', outputType: 'dtm', name: 'dtm.tif', contentType: 'image/tiff' },
   { entry: 'odm_georeferencing/odm_georeferenced_model.laz', outputType: 'point_cloud', name: 'point_cloud.laz', contentType: 'application/vnd.laszip' },
   { entry: 'task_output.txt', outputType: 'processing_log', name: 'processing_log.txt', contentType: 'text/plain; charset=utf-8' },
 ];
@@ -97,7 +99,7 @@ export class NodeOdmEngine implements PhotogrammetryEngine {
         throw new EngineError(10003, `Processing exceeded available resources: the processing node accepts at most ${info.maxImages} images, the project has ${input.images.length}.`);
       }
       const known = new Set((await this.call('read the node\'s options', () => this.client.options(signal), signal)).map((o) => o.name));
-      const { accepted, dropped } = acceptedOptions(odmOptionsFor(input.pipeline, input.tags, this.options.extraOptions), known);
+      const { accepted, dropped } = acceptedOptions(odmOptionsFor(input.pipeline, input.tags, this.options.extraOptions, input.requestedOutputs ?? null), known);
 
       // Images: downloaded from storage, then uploaded in batches.
       const names = input.images.map((image, i) => `${String(i + 1).padStart(5, '0')}_${path.posix.basename(image.key).replace(/[^A-Za-z0-9._-]/g, '_').slice(-80)}`);
@@ -243,20 +245,21 @@ export class NodeOdmEngine implements PhotogrammetryEngine {
       if (single) {
         const key = `${prefix}${single.name}`;
         await input.store.putObject(input.bucket, key, await open(), { contentType: single.contentType });
-        outputs.push({ outputType: single.outputType, resultType: 'file', key });
+        outputs.push({ outputType: single.outputType, key });
       } else if (name.startsWith('odm_texturing/') && !name.endsWith('/')) {
         mesh.addBuffer(await readAll(await open()), name.slice('odm_texturing/'.length));
         meshFiles++;
       } else if (name === 'odm_report/report.pdf') {
         reportPdfKey = `${prefix}odm_report.pdf`;
         await input.store.putObject(input.bucket, reportPdfKey, await open(), { contentType: 'application/pdf' });
+        outputs.push({ outputType: 'quality_report_pdf', key: reportPdfKey });
       } else if (KEPT_FOR_CONVERSION.includes(name)) {
         kept.set(name, await readAll(await open()));
       }
     });
     mesh.end();
     await meshUpload;
-    if (meshFiles > 0) outputs.push({ outputType: '3d_mesh_obj_zip', resultType: 'file', key: meshKey });
+    if (meshFiles > 0) outputs.push({ outputType: '3d_mesh_obj_zip', key: meshKey });
     else await input.store.deleteObject(input.bucket, meshKey);
 
     const json = (name: string): unknown => {
@@ -279,7 +282,7 @@ export class NodeOdmEngine implements PhotogrammetryEngine {
       calibratedInfo = { epsg, offset };
       const key = `${prefix}calibrated_camera_parameters.json`;
       await input.store.putObject(input.bucket, key, Buffer.from(JSON.stringify({ ...document, pipeline: input.pipeline, tags: input.tags, control_points: input.controlPoints }, null, 2)), { contentType: 'application/json' });
-      outputs.push({ outputType: 'calibrated_camera_parameters_json', resultType: 'file', key });
+      outputs.push({ outputType: 'calibrated_camera_parameters_json', key });
     }
 
     const report = {
@@ -299,7 +302,7 @@ export class NodeOdmEngine implements PhotogrammetryEngine {
     };
     const reportKey = `${prefix}quality_report.json`;
     await input.store.putObject(input.bucket, reportKey, Buffer.from(JSON.stringify(report, null, 2)), { contentType: 'application/json' });
-    outputs.push({ outputType: 'quality_report', resultType: 'file', key: reportKey });
+    outputs.push({ outputType: 'quality_report', key: reportKey });
 
     const produced = new Set(outputs.map((o) => o.outputType));
     const expected: OutputType[] = ['point_cloud', '3d_mesh_obj_zip', 'dsm', 'ortho_rgb', 'calibrated_camera_parameters_json'];

@@ -10,11 +10,17 @@
 // | building       | oblique's, plus `feature-quality: ultra`, `min-num-features: 16000` and        |
 // |                | `mesh-octree-depth: 12` (more features on featureless facades)                 |
 // | mobile         | `pc-quality: high`, `skip-orthophoto: true` (a hand-held capture of an object) |
+// Then start_processing's `outputs` (requested-outputs.ts), when given, over the pipeline's:
+// | `mesh: false`  | `skip-3dmodel: true`   | `mesh: true`  | (ODM's default: the 3D model is made) |
+// | `dsm: false`   | no `dsm`               | `dsm: true`   | `dsm: true`                           |
+// | `ortho: false` | `skip-orthophoto: true`| `ortho: true` | no `skip-orthophoto` (even `mobile`)  |
+// (`point_cloud`: ODM always makes one, every other output is built from it.)
 // Then NODEODM_OPTIONS (a JSON object) overrides any of them. Options the node does not list in
 // its `/options` are left out (and named in the processing log), so an older ODM still runs.
 import type { Pipeline } from '../pipelines.ts';
+import type { RequestedOutputs } from '../requested-outputs.ts';
 
-export function odmOptionsFor(pipeline: Pipeline, tags: readonly string[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function odmOptionsFor(pipeline: Pipeline, tags: readonly string[], extra: Record<string, unknown> = {}, requested: RequestedOutputs | null = null): Record<string, unknown> {
   const options: Record<string, unknown> = { dsm: true, 'auto-boundary': true };
   switch (pipeline) {
     case 'nadir':
@@ -30,6 +36,12 @@ export function odmOptionsFor(pipeline: Pipeline, tags: readonly string[], extra
       Object.assign(options, { 'pc-quality': 'high', 'skip-orthophoto': true });
       break;
   }
+  if (requested?.mesh === false) options['skip-3dmodel'] = true;
+  if (requested?.mesh === true) delete options['skip-3dmodel'];
+  if (requested?.dsm === false) delete options.dsm;
+  if (requested?.dsm === true) options.dsm = true;
+  if (requested?.ortho === false) options['skip-orthophoto'] = true;
+  if (requested?.ortho === true) delete options['skip-orthophoto'];
   return { ...options, ...extra };
 }
 

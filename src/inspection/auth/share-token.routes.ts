@@ -1,0 +1,63 @@
+// Share tokens of an inspection (share-tokens.ts; not in the spec, which names sharing without
+// its operations): POST and GET /v1/inspections/{id}/share_tokens/, DELETE …/share_tokens/{token_id}/.
+import { Type } from 'typebox';
+import type { HttpServer } from '../../infra/http/http-server.ts';
+import type { InspectionRouteDeps } from '../inspection.routes.ts';
+import { emptyBodyAsObject } from '../http/empty-body.ts';
+import { Id } from '../../shared/schemas/limits.ts';
+import * as S from '../inspection.schemas.ts';
+
+const tags = ['sharing'];
+
+const ShareToken = Type.Object({
+  id: Type.Integer(),
+  inspection: Type.Integer(),
+  label: Type.String(),
+  created_by: Type.Integer({ description: 'The user who made it (a report asking for its link makes one for the user who asked)' }),
+  created_at: Type.String({ format: 'date-time' }),
+  revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+const NewShareToken = Type.Object({
+  ...ShareToken.properties,
+  token: Type.String({ description: 'The token: shown this once, never again (only its SHA-256 is stored)' }),
+  url: Type.String({ description: 'Link reading the inspection with the token (…/v1/inspections/{id}/?share_token=…)' }),
+});
+const CreateBody = Type.Object({ label: Type.Optional(Type.String({ maxLength: 255, description: 'What the token is for, e.g. who it was sent to' })) });
+const TokenParams = Type.Object({ id: Id(), token_id: Id() });
+
+export function registerShareTokenRoutes(r: HttpServer, deps: InspectionRouteDeps): void {
+  r.post(
+    '/v1/inspections/:id/share_tokens/',
+    {
+      preValidation: emptyBodyAsObject,
+      schema: {
+        tags,
+        summary: 'Make a read-only share token of the inspection (not in the spec)',
+        description:
+          'Anyone holding the token reads, without an account or API key, this inspection only: its record, cameras and photo previews, annotations, measurements, extras and outputs (report files included), with the header `X-Share-Token: <token>` or the query parameter `share_token=<token>`. Every other call with it is a 403 (a write, another route) or a 404 (another inspection). The token is in this answer only.',
+        headers: S.AuthHeaders,
+        params: S.IdParams,
+        body: CreateBody,
+        response: { 201: NewShareToken, ...S.errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const created = await deps.shareTokens.create(request.auth, request.params.id, request.body.label ?? '');
+      reply.status(201);
+      return created;
+    },
+  );
+  r.get(
+    '/v1/inspections/:id/share_tokens/',
+    { schema: { tags, summary: 'Share tokens of the inspection, revoked ones included (never the tokens themselves)', headers: S.AuthHeaders, params: S.IdParams, response: { 200: Type.Array(ShareToken), ...S.errorResponses } } },
+    async (request) => deps.shareTokens.list(request.auth, request.params.id),
+  );
+  r.delete(
+    '/v1/inspections/:id/share_tokens/:token_id/',
+    { schema: { tags, summary: 'Revoke a share token: at once, the next request with it is a 401', headers: S.AuthHeaders, params: TokenParams, response: { 204: S.NoContent, ...S.errorResponses } } },
+    async (request, reply) => {
+      await deps.shareTokens.revoke(request.auth, request.params.id, request.params.token_id);
+      return reply.status(204).send(null);
+    },
+  );
+}

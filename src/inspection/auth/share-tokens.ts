@@ -1,0 +1,138 @@
+// Share tokens (spec: "sharing of inspections through share tokens", and the report's
+// `include_sharetoken`): a read-only key to one inspection, for people without an account.
+// - Made by a user who can see the inspection (POST …/{id}/share_tokens/) or by a report that asks
+//   for its link; revoked with DELETE …/{id}/share_tokens/{token_id}/ (revoked is gone: 401).
+// - The token is `ist_<selector>.<secret>`: 64 bits of selector (finds the row; not secret) and
+//   256 bits of secret. Only the selector and the SHA-256 of the whole token are stored; the
+//   token is shown once, when made. The presented token's hash is compared in constant time.
+// - Sent as `X-Share-Token: <token>` or `?share_token=<token>` (a link), without Authorization
+//   (a Bearer token wins when both are sent). The request's principal then has the one scope
+//   `share:read` and sees this inspection only: auth.service.ts lets it through the routes in
+//   SHAREABLE_READS (GET only) and answers 403 elsewhere; access.ts limits what it sees to the
+//   inspection (another inspection is a 404, as for any record one cannot see).
+// This is the only writer of `inspection.share_tokens`.
+import crypto from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
+import type { AuthContext } from './auth.service.ts';
+import type { InspectionAccess } from './inspection-access.ts';
+import { constantTimeEqual, sha256Hex } from '../../infra/auth/secrets.ts';
+import { authenticationFailed, notFound } from '../../infra/http/errors.ts';
+
+export const SHARE_SCOPE = 'share:read';
+/** Query parameter of share links. */
+export const SHARE_QUERY_PARAMETER = 'share_token';
+
+/**
+ * The routes (method GET, as registered) a share token may read: the inspection, its photos
+ * (cameras, previews), annotations, measurements, extras (to place coordinates) and outputs (the
+ * report's files among them). Nothing else: not the asset, not other inspections of its bundle,
+ * not inventory, not the inputs ZIP, no write.
+ */
+export const SHAREABLE_READS: ReadonlySet<string> = new Set([
+  '/v1/inspections/:id/',
+  '/v1/inspections/:id/cameras/',
+  '/v1/inspections/:id/photos/:photo_id/preview/',
+  '/v1/inspections/:id/annotations/',
+  '/v1/annotations/:id/',
+  '/v1/inspections/:id/measurements/',
+  '/v1/inspections/:id/extras/',
+  '/v1/inspections/:id/outputs/',
+]);
+
+const TOKEN = /^ist_([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/;
+
+export interface ShareTokenRecord {
+  id: number;
+  inspection: number;
+  label: string;
+  created_by: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** A new token, the only time it is seen, with the link that opens the inspection with it. */
+export interface NewShareToken extends ShareTokenRecord {
+  token: string;
+  url: string;
+}
+
+/** Who a valid share token lets in. */
+export interface ShareGrant {
+  tokenId: number;
+  inspectionId: number;
+  createdBy: number;
+}
+
+export class ShareTokenService {
+  constructor(
+    private readonly db: Kysely<InspectionTables>,
+    private readonly access: InspectionAccess,
+    /** The service's public base URL (INSPECTION_PUBLIC_URL, or where it listens); undefined: links are paths. */
+    private readonly publicUrl: () => string | undefined,
+  ) {}
+
+  async create(auth: AuthContext, inspectionId: number, label = ''): Promise<NewShareToken> {
+    const inspection = await this.access.requireInspection(auth, inspectionId);
+    return this.mint(inspection, auth.userId, label);
+  }
+
+  async list(auth: AuthContext, inspectionId: number): Promise<ShareTokenRecord[]> {
+    const inspection = await this.access.requireInspection(auth, inspectionId);
+    const rows = await this.db.selectFrom('inspection.share_tokens').selectAll().where('inspection_id', '=', inspection.id).orderBy('id').execute();
+    return rows.map(record);
+  }
+
+  /** Revokes at once (no cache: the next request with it is a 401). Revoking a revoked token changes nothing. */
+  async revoke(auth: AuthContext, inspectionId: number, tokenId: number): Promise<void> {
+    const inspection = await this.access.requireInspection(auth, inspectionId);
+    const row = await this.db.selectFrom('inspection.share_tokens').select('id').where('id', '=', tokenId).where('inspection_id', '=', inspection.id).executeTakeFirst();
+    if (!row) throw notFound('Share token');
+    await this.revokeById(row.id);
+  }
+
+  /** A new token of `inspection` for `userId` (whose access the caller checked: a route, or the report the user asked for). */
+  async mint(inspection: Pick<InspectionRow, 'id'>, userId: number, label: string): Promise<NewShareToken> {
+    const selector = crypto.randomBytes(8).toString('hex');
+    const token = `ist_${selector}.${crypto.randomBytes(32).toString('base64url')}`;
+    const row = await this.db
+      .insertInto('inspection.share_tokens')
+      .values({ inspection_id: inspection.id, selector, token_hash: sha256Hex(token), label, created_by: userId })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { ...record(row), token, url: this.linkFor(inspection.id, token) };
+  }
+
+  async revokeById(id: number): Promise<void> {
+    await this.db.updateTable('inspection.share_tokens').set({ revoked_at: new Date() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  }
+
+  /** The grant of a presented token; 401 when it is malformed, unknown or revoked (one answer for all three). */
+  async resolve(token: string): Promise<ShareGrant> {
+    const parts = TOKEN.exec(token);
+    const row = parts
+      ? await this.db.selectFrom('inspection.share_tokens').select(['id', 'inspection_id', 'token_hash', 'created_by', 'revoked_at']).where('selector', '=', parts[1]).executeTakeFirst()
+      : undefined;
+    // The hash is compared even for an unknown selector, so that both take the same time.
+    const matches = constantTimeEqual(sha256Hex(token), row?.token_hash ?? '0'.repeat(64));
+    if (!row || !matches || row.revoked_at !== null) throw authenticationFailed('Invalid or revoked share token.');
+    return { tokenId: row.id, inspectionId: row.inspection_id, createdBy: row.created_by };
+  }
+
+  /** The link that reads the inspection with `token` (the other shareable reads take the same parameter). */
+  linkFor(inspectionId: number, token: string): string {
+    const base = (this.publicUrl() ?? '').replace(/\/+$/, '');
+    return `${base}/v1/inspections/${inspectionId}/?${SHARE_QUERY_PARAMETER}=${encodeURIComponent(token)}`;
+  }
+}
+
+function record(row: { id: number; inspection_id: number; label: string; created_by: number; created_at: Date; revoked_at: Date | null }): ShareTokenRecord {
+  return {
+    id: row.id,
+    inspection: row.inspection_id,
+    label: row.label,
+    created_by: row.created_by,
+    created_at: row.created_at.toISOString(),
+    revoked_at: row.revoked_at?.toISOString() ?? null,
+  };
+}
