@@ -148,11 +148,20 @@ describe('colmap engine on lund, through the inspection API', () => {
     assert.deepEqual(extras.offset_3d_xyz, calibrated.offset_3d_xyz);
 
     // ground_reference_altitude: the ground at the asset from the point cloud (ground-altitude.ts),
-    // below the street-level cameras (hand-held: about 1.5 m above it) and not far below them.
+    // below the street-level cameras near the asset (hand-held: about 1.5 m above it) and not far
+    // below them. Only the cameras within 25 m of the asset count: the phone's GPS heights vary by
+    // 8 m along the walk and the model follows them, so a camera at the far end may sit 20 m lower
+    // (one CI run) without the ground at the asset being wrong.
     const groundAltitude = Number(done.ground_reference_altitude);
-    const lowestCamera = Math.min(...calibrated.cameras.map((c: any) => c.position_output_crs.z));
+    const nearAsset = calibrated.cameras
+      .map((c: any) => c.position_output_crs)
+      .filter((p: { x: number; y: number }) => Math.hypot(p.x - centroid.x, p.y - centroid.y) < 25)
+      .map((p: { z: number }) => p.z)
+      .sort((a: number, b: number) => a - b);
+    assert.ok(nearAsset.length >= 3, `cameras within 25 m of the asset: ${nearAsset.length}`);
+    const cameraHeight = nearAsset[Math.floor(nearAsset.length / 2)];
     assert.notEqual(done.ground_reference_altitude, '0.000');
-    assert.ok(groundAltitude < lowestCamera + 1 && groundAltitude > lowestCamera - 30, `ground ${groundAltitude} m, lowest camera ${lowestCamera.toFixed(2)} m`);
+    assert.ok(groundAltitude < cameraHeight + 1 && groundAltitude > cameraHeight - 10, `ground ${groundAltitude} m, median height of the cameras near the asset ${cameraHeight.toFixed(2)} m (${nearAsset.map((z: number) => z.toFixed(1)).join(' ')})`);
 
     // Clipping: the inspection's point cloud holds the points within 40 m of the asset, horizontally, and only those.
     const asset33 = centroid; // the asset stands at the centroid
