@@ -15,8 +15,6 @@ import { startEmbeddedS3, type EmbeddedS3 } from './infra/storage/embedded-s3.ts
 import { withLoopbackAliases } from './infra/storage/s3-cors.ts';
 import { EmbeddedCredentialIssuer } from './infra/storage/embedded-credentials.ts';
 import { LocalDiskObjectStore } from './infra/storage/local-disk-store.ts';
-import { S3ObjectStore } from './infra/storage/s3-object-store.ts';
-import { StsCredentialIssuer } from './infra/storage/sts-credential-issuer.ts';
 import { S3UrlPresigner } from './infra/storage/s3-presigner.ts';
 import type { CredentialIssuer, ObjectStore } from './infra/storage/object-store.ts';
 import type { HttpServer } from './infra/http/http-server.ts';
@@ -80,6 +78,8 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       // nothing is kept on local disk and no embedded endpoint runs (docs: README, deployment).
       const s3 = config.s3;
       const settings = { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
+      // Loaded here only: the AWS SDK's S3 and STS clients hold ~40 MB that the embedded store never uses.
+      const [{ S3ObjectStore }, { StsCredentialIssuer }] = await Promise.all([import('./infra/storage/s3-object-store.ts'), import('./infra/storage/sts-credential-issuer.ts')]);
       store = new S3ObjectStore({ ...settings, forcePathStyle: s3.forcePathStyle, publicEndpoint: s3.publicEndpoint });
       issuer = new StsCredentialIssuer({ ...settings, stsEndpoint: s3.stsEndpoint, roleArn: s3.roleArn, publicEndpoint: s3.publicEndpoint });
       urls.storage = s3.publicEndpoint ?? `https://s3.${s3.region}.amazonaws.com`;

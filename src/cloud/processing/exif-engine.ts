@@ -4,7 +4,7 @@
 // position also projected into the output coordinate system; and a `project_thumb` (a small JPEG
 // of the first image). Point cloud, mesh, DSM and orthophoto are listed as not available. It exists
 // so that the whole flow runs on any machine; the COLMAP and NodeODM engines do real reconstruction.
-import sharp from 'sharp';
+import { loadSharp } from '../../shared/images/load-sharp.ts';
 import { describeCrs, projectorFor } from '../coordinate-systems/crs.ts';
 import type { EngineInput, EngineResult, PhotogrammetryEngine } from './engine.ts';
 
@@ -84,6 +84,7 @@ export class ExifEngine implements PhotogrammetryEngine {
   /** A JPEG at most THUMB_SIZE pixels wide and high, upright; null when the image cannot be decoded. */
   private async thumbnail(input: EngineInput, key: string): Promise<Buffer | null> {
     const { body } = await input.store.getObject(input.bucket, key);
+    const sharp = await loadSharp();
     const transformer = sharp({ limitInputPixels: 400_000_000 })
       .rotate()
       .resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true })

@@ -8,7 +8,7 @@
 // Photo ids are cameras' (inspection.cameras.id): registered images have no id of their own (their
 // key is their identity), so before processing has made cameras there is nothing to preview.
 import { buffer } from 'node:stream/consumers';
-import sharp from 'sharp';
+import { loadSharp } from '../../shared/images/load-sharp.ts';
 import type { Kysely } from 'kysely';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
@@ -79,6 +79,7 @@ export class PreviewService {
   private async readDimensions(key: string, byteSize: number): Promise<{ width: number; height: number }> {
     const end = Math.max(0, Math.min(byteSize, HEADER_BYTES) - 1);
     const { body } = await this.files.store.getObject(this.files.bucket, key, { start: 0, end });
+    const sharp = await loadSharp();
     const meta = await sharp(await buffer(body), { failOn: 'none' }).metadata();
     return { width: meta.autoOrient.width, height: meta.autoOrient.height };
   }
@@ -107,6 +108,7 @@ export class PreviewService {
   private async build(imageKey: string, previewKey: string, longestSide: number): Promise<{ width: number; height: number }> {
     const { body } = await this.files.store.getObject(this.files.bucket, imageKey);
     const photo = await buffer(body);
+    const sharp = await loadSharp();
     const { data, info } = await sharp(photo, { failOn: 'none' })
       .autoOrient()
       .resize({ width: longestSide, height: longestSide, fit: 'inside', withoutEnlargement: true })

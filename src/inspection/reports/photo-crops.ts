@@ -2,7 +2,7 @@
 // around it, the rectangle drawn in red on top, scaled to at most MAX_SIDE pixels. Photos are
 // oriented by their EXIF Orientation first, so that coords_2d (fractions of the photo as seen,
 // (0, 0) upper left) land where the user drew them.
-import sharp from 'sharp';
+import { loadSharp } from '../../shared/images/load-sharp.ts';
 
 const MAX_SIDE = 900;
 
@@ -14,6 +14,7 @@ export interface Rectangle {
 }
 
 export async function annotatedCrop(photo: Buffer, rect: Rectangle): Promise<{ jpeg: Buffer; width: number; height: number }> {
+  const sharp = await loadSharp();
   const meta = await sharp(photo).metadata();
   const W = meta.autoOrient?.width ?? meta.width;
   const H = meta.autoOrient?.height ?? meta.height;

@@ -14,7 +14,7 @@
 // Limits (docs/inspection-service.md, "Rust analysis"): colour only, so red brick, terracotta,
 // brown paint and wood can be taken for rust; rust in deep shadow or under strong colour casts
 // is missed; touching patches come out as one rectangle.
-import sharp from 'sharp';
+import { loadSharp } from '../../shared/images/load-sharp.ts';
 import { RUST_COLOUR, rustColourMask, type ColourBounds, type RawImage } from './rust-colour.ts';
 import { close, open } from './morphology.ts';
 import { connectedComponents } from './components.ts';
@@ -93,6 +93,7 @@ export function findRust(image: RawImage, parameters: DetectorParameters = DETEC
  * when the photo cannot be decoded (sharp's error: truncated or corrupt data, not an image).
  */
 export async function analysePhoto(photo: Buffer, parameters: DetectorParameters = DETECTOR): Promise<PhotoAnalysis> {
+  const sharp = await loadSharp();
   // failOn 'truncated': a photo cut short is refused rather than analysed with a grey lower part.
   const { data, info } = await sharp(photo, { failOn: 'truncated' })
     .autoOrient()

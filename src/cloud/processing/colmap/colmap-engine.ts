@@ -27,7 +27,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import exifr from 'exifr';
-import sharp from 'sharp';
+import { loadSharp } from '../../../shared/images/load-sharp.ts';
 import { StorageError } from '../../../infra/storage/object-store.ts';
 import { analyzeImage, openFileRangeReader } from '../../../shared/image-metadata/index.ts';
 import { mapConcurrently } from '../../../shared/concurrency.ts';
@@ -631,6 +631,7 @@ function closeLog(log: fs.WriteStream): Promise<void> {
 async function thumbnail(file: string | undefined): Promise<Buffer | null> {
   if (!file) return null;
   try {
+    const sharp = await loadSharp();
     return await sharp(file, { limitInputPixels: 400_000_000 }).rotate().resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
   } catch {
     return null;
