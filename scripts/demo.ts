@@ -71,6 +71,30 @@ async function main(): Promise<void> {
   for (const c of cameras) {
     console.log(`  photo ${c.photo_id} ${c.filename} ${c.dimensions.x}x${c.dimensions.y} at ${c.location.latitude.toFixed(6)}, ${c.location.longitude.toFixed(6)}, ${c.location.elevation} m`);
   }
+  const refined = cameras.filter((c: { quaternions?: number[] | null }) => c.quaternions && Math.abs(c.quaternions[0]) < 0.999);
+  console.log(`${refined.length} of ${cameras.length} cameras with orientations refined by the reconstruction; the first: ${refined[0] ? `${refined[0].filename} quaternion [${refined[0].quaternions.map((q: number) => q.toFixed(4)).join(', ')}]` : 'none'}`);
+
+  step(`GET /v1/inspections/${created.id}/outputs/`);
+  const outputs = (await client.expect(200, 'GET', `/v1/inspections/${created.id}/outputs/`)) as { output_type: string; url: string }[];
+  console.log(outputs.map((o) => o.output_type).join(', '));
+  const cloud = outputs.find((o) => o.output_type === 'point_cloud');
+  if (cloud) {
+    const las = Buffer.from(await (await fetch(cloud.url)).arrayBuffer());
+    // LAS 1.2 header: the number of point records at byte 107.
+    console.log(`point_cloud: ${las.length} bytes, ${las.readUInt32LE(107)} points${created.processing_parameters?.clip_point_cloud ? ` (clipped to ${created.processing_parameters.clipping_radius} m around the asset)` : ''}`);
+  }
+
+  // An annotation in the middle of the first refined photo: coords_3d from the point cloud.
+  if (refined[0]) {
+    step('POST /v1/annotations/?coords_3d=true (a rectangle in the middle of a photo)');
+    const annotation = await client.expect(201, 'POST', '/v1/annotations/?coords_3d=true', {
+      type: 'Crack',
+      inspection: created.id,
+      photo_id: refined[0].photo_id,
+      data: { coords_2d: [[0.45, 0.45], [0.55, 0.45], [0.55, 0.55], [0.45, 0.55]] },
+    });
+    console.log(`annotation ${annotation.id} on ${refined[0].filename}: coords_3d ${JSON.stringify(annotation.coords_3d)}`);
+  }
   console.log(`\nDone: inspection ${done.id} in status ${done.status} with ${cameras.length} cameras.`);
   if (done.status !== 7) process.exitCode = 1;
 }
