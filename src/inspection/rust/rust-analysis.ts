@@ -129,7 +129,9 @@ export class RustAnalysis {
 }
 
 function describeSkips(skipped: { filename: string; reason: string }[]): string {
-  const named = skipped
+  // By file name: the cameras' order (their ids) follows the order in which analysis inserted them.
+  const named = [...skipped]
+    .sort((a, b) => a.filename.localeCompare(b.filename))
     .slice(0, NAMED_SKIPS)
     .map((s) => `${s.filename}: ${s.reason}`)
     .join('; ');
