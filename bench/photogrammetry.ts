@@ -1,18 +1,29 @@
-// Photogrammetry benchmark (standalone): `node --import tsx bench/photogrammetry.ts [lund] [brighton]`
+// Photogrammetry benchmark (standalone):
+//   node --import tsx bench/photogrammetry.ts [lund] [brighton] [--rounds N] [--pairs-only]
 //
-// For each dataset it runs the colmap engine's COLMAP steps twice:
-//   bare     the COLMAP CLI alone, with exactly the engine's command lines (colmap-commands.ts:
-//            feature_extractor per camera group, matcher, mapper, model_aligner to the same
-//            reference positions, model_converter), in a work folder, nothing else;
+// Per dataset and round, alternating which side runs first:
+//   bare     the COLMAP CLI alone, as a user would run it: feature_extractor with the engine's
+//            intrinsics (colmap-commands.ts, one camera per group, EXIF focal), exhaustive_matcher
+//            (every pair), mapper with the engine's options and attempts (again with another seed
+//            while images are left out); timed from the first command to the mapper's end (the
+//            model is exported to text afterwards, untimed, for the figures);
 //   service  the whole system (ENGINE=colmap, embedded database and store): project created,
-//            images put, registered and processed through the cloud API, polled to DONE;
-// and prints each wall time and their ratio, images registered, mean reprojection error and
-// points. For brighton_beach (18 DJI photos, ../shared/datasets/brighton_beach) it also compares
-// the service's georeferenced point cloud with OpenDroneMap's reference_model.laz (decoded with
+//            images put, registered and processed through the cloud API, polled to DONE; timed
+//            from start_processing to DONE, so it also holds what the bare run does not do:
+//            download from the store, georegistration (2 model_aligner, model_converter runs),
+//            outputs, the job queue and the 1 s polling;
+// and prints each wall time and their ratio (target: service <= 0.5x bare), images registered,
+// mean reprojection error (target: within 10 % of bare), matched pairs (service: GPS-selected,
+// pair-selection.ts, plus the fallback's if it ran) and points.
+// Then, per dataset, how the selected pair count grows with the set: the photos' positions (and
+// gimbal orientations, heights) repeated as tiles of a synthetic grid up to 100 and 300 images;
+// only the pair selection runs on those (no COLMAP). --pairs-only prints just that.
+// For brighton_beach (18 DJI photos, ../shared/datasets/brighton_beach) it also compares the
+// service's georeferenced point cloud with OpenDroneMap's reference_model.laz (decoded with
 // laz-perf): median nearest-neighbour distance, as is and after removing the median offset (shape
 // agreement); both in WGS 84 / UTM 15N with heights as ODM writes them (the images' GPS
 // altitudes): our EGM96 heights are turned back by adding the EGM96 undulation.
-// lund: test/fixtures/lund (or ../shared/datasets/lund). Needs /usr/bin/colmap.
+// lund: test/fixtures/lund (or ../shared/datasets/lund). Needs /usr/bin/colmap (not for --pairs-only).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -25,11 +36,10 @@ import { loadConfig } from '../src/config.ts';
 import { startSystem } from '../src/system.ts';
 import { analyzeImage, openFileRangeReader } from '../src/shared/image-metadata/index.ts';
 import { toStored, type ReadableImage } from '../src/cloud/processing/input-analysis.ts';
-import { resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
-import { localFrame } from '../src/cloud/processing/colmap/georeference.ts';
 import { colmapEnv } from '../src/cloud/processing/colmap/colmap-process.ts';
-import { exifIntrinsics, fileNames } from '../src/cloud/processing/colmap/colmap-engine.ts';
-import { ALIGNMENT_MAX_ERROR_METRES, alignerArgs, chooseMatcher, converterArgs, featureExtractorArgs, groupCameras, MAPPER_ATTEMPTS, mapperArgs, mapperOutput, matcherArgs } from '../src/cloud/processing/colmap/colmap-commands.ts';
+import { exifIntrinsics, fileNames, pairImages } from '../src/cloud/processing/colmap/colmap-engine.ts';
+import { converterArgs, featureExtractorArgs, groupCameras, MAPPER_ATTEMPTS, mapperArgs, mapperOutput, matcherArgs } from '../src/cloud/processing/colmap/colmap-commands.ts';
+import { selectPairs, type PairImage } from '../src/cloud/processing/colmap/pair-selection.ts';
 import { readTextModel, registeredImageCount } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { readLas, readPointCloudFile, type PointCloud } from '../src/shared/pointcloud/index.ts';
 
@@ -76,7 +86,7 @@ function run(args: string[], cwd: string, glogDir: string, log: fs.WriteStream):
   });
 }
 
-/** The engine's steps, bare. */
+/** The engine's intrinsics and COLMAP's exhaustive matching, bare. */
 async function bare(dataset: Dataset) {
   const images = await readableImages(dataset.images);
   const work = await fsp.mkdtemp(path.join(os.tmpdir(), `bench-colmap-${dataset.name}-`));
@@ -93,12 +103,6 @@ async function bare(dataset: Dataset) {
     intrinsics.push({ ...(await exifIntrinsics(image.file, image)).intrinsics, name: names[i] });
   }
   const groups = groupCameras(intrinsics);
-  const positions = images.filter((i) => i.latitude !== null).map((i) => ({ latitude: i.latitude!, longitude: i.longitude!, altitude: i.altitude }));
-  const crs = resolveOutputCrs({ requested: null, positions });
-  if (!crs.ok) throw new Error(crs.reason);
-  const frame = localFrame(crs.crs, positions)!;
-  const refPath = path.join(work, 'reference_positions.txt');
-  await fsp.writeFile(refPath, images.map((img, i) => `${names[i]} ${frame.fromWgs84({ latitude: img.latitude!, longitude: img.longitude!, altitude: img.altitude })!.map((v) => v.toFixed(4)).join(' ')}`).join('\n') + '\n');
 
   const started = Date.now();
   for (const [g, group] of groups.entries()) {
@@ -106,7 +110,9 @@ async function bare(dataset: Dataset) {
     await fsp.writeFile(list, group.images.join('\n') + '\n');
     await run(featureExtractorArgs(paths, group, list), work, glogDir, log);
   }
-  await run(matcherArgs(chooseMatcher(images.length, positions.length), paths), work, glogDir, log);
+  const featuresDone = Date.now();
+  await run(matcherArgs('exhaustive', paths), work, glogDir, log);
+  const matchingDone = Date.now();
   // The engine's mapper attempts: again with another seed while images are left out.
   const models: string[] = [];
   for (let attempt = 1; attempt <= MAPPER_ATTEMPTS; attempt++) {
@@ -115,17 +121,12 @@ async function bare(dataset: Dataset) {
     models.push(...fs.readdirSync(mapperOutput(paths, attempt)).map((d) => path.join(mapperOutput(paths, attempt), d)));
     if (Math.max(0, ...(await Promise.all(models.map(registeredImageCount)))) >= images.length) break;
   }
+  const seconds = (Date.now() - started) / 1000;
+  const steps = { features: (featuresDone - started) / 1000, matching: (matchingDone - featuresDone) / 1000, mapping: (Date.now() - matchingDone) / 1000 };
   const counts = await Promise.all(models.map(registeredImageCount));
   const best = models[counts.indexOf(Math.max(...counts))];
-  // The engine's two fits (robust and least squares), both exported; it keeps the one nearer the GPS positions.
-  for (const robust of [true, false]) {
-    const aligned = path.join(work, robust ? 'aligned' : 'aligned-ls');
-    await fsp.mkdir(aligned);
-    await fsp.mkdir(path.join(work, robust ? 'model' : 'model-ls'));
-    await run(alignerArgs(best, aligned, refPath, ALIGNMENT_MAX_ERROR_METRES, robust), work, glogDir, log);
-    await run(converterArgs(aligned, path.join(work, robust ? 'model' : 'model-ls')), work, glogDir, log);
-  }
-  const seconds = (Date.now() - started) / 1000;
+  await fsp.mkdir(path.join(work, 'model'));
+  await run(converterArgs(best, path.join(work, 'model')), work, glogDir, log);
   const model = await readTextModel(path.join(work, 'model'));
   let observations = 0;
   let error = 0;
@@ -135,7 +136,41 @@ async function bare(dataset: Dataset) {
   });
   log.end();
   await fsp.rm(work, { recursive: true, force: true });
-  return { seconds, total: images.length, registered: model.images.length, reprojection: error / observations, points: model.pointIds.length };
+  return { seconds, steps, total: images.length, registered: model.images.length, reprojection: error / observations, points: model.pointIds.length, pairs: (images.length * (images.length - 1)) / 2 };
+}
+
+/**
+ * The pair selection on the dataset's images and on larger synthetic sets: the images (position,
+ * gimbal orientation, height) repeated as tiles of a grid, each tile shifted by the dataset's
+ * extent plus one typical spacing, the first `size` images kept.
+ */
+async function pairGrowth(dataset: Dataset, sizes: number[]): Promise<string[]> {
+  const images = await readableImages(dataset.images);
+  const local = await Promise.all(images.map(async (image) => ({ image, ...(await exifIntrinsics(image.file, image)) })));
+  const base = pairImages(local);
+  const located = base.filter((b) => b.position);
+  const extent = [0, 1].map((a) => Math.max(...located.map((b) => b.position![a])) - Math.min(...located.map((b) => b.position![a])));
+  const spacing = selectPairs(base)?.spacing ?? 10;
+  const lines = [];
+  for (const size of [base.length, ...sizes]) {
+    const tiles = Math.ceil(size / base.length);
+    const columns = Math.ceil(Math.sqrt(tiles));
+    const set: PairImage[] = [];
+    for (let t = 0; t < tiles; t++) {
+      const shift = [(t % columns) * (extent[0] + spacing), Math.floor(t / columns) * (extent[1] + spacing)];
+      for (const b of base) set.push({ ...b, position: b.position ? [b.position[0] + shift[0], b.position[1] + shift[1], b.position[2]] : null });
+    }
+    set.length = size;
+    const t0 = performance.now();
+    const selection = selectPairs(set)!;
+    const ms = performance.now() - t0;
+    lines.push(
+      `${String(size).padStart(4)} images${size === base.length ? ' (the dataset)' : ` (synthetic: ${tiles} tiles of the dataset's positions)`}: ` +
+        `${selection.pairs.length} pairs of ${selection.exhaustivePairs} = ${((100 * selection.pairs.length) / selection.exhaustivePairs).toFixed(1)} %, ` +
+        `${((2 * selection.pairs.length) / size).toFixed(1)} per image; selection ${ms.toFixed(0)} ms`,
+    );
+  }
+  return lines;
 }
 
 /** The same dataset through the service (cloud API, ENGINE=colmap). */
@@ -268,24 +303,55 @@ async function compare(dataset: Dataset, las: PointCloud & { header: { horizonta
   ];
 }
 
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
 async function main() {
-  if (!fs.existsSync(COLMAP)) {
-    console.log(`${COLMAP} is not installed (Debian package colmap): nothing to measure`);
-    return;
-  }
-  const selected = process.argv.slice(2);
+  const rounds = option('--rounds', 2);
+  const pairsOnly = process.argv.includes('--pairs-only');
+  const selected = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--rounds');
   for (const dataset of datasets(selected)) {
     console.log(`\n== ${dataset.name} (${dataset.images})`);
-    const b = await bare(dataset);
-    console.log(`bare COLMAP:  ${b.seconds.toFixed(1)} s, ${b.registered}/${b.total} images registered, reprojection error ${b.reprojection.toFixed(3)} px, ${b.points} points`);
-    const s = await service(dataset);
-    const r = s.report;
-    console.log(
-      `service:      ${s.processingSeconds.toFixed(1)} s from start_processing to DONE (${s.seconds.toFixed(1)} s with project creation, upload and registration), ` +
-        `${r.images.registered}/${r.images.total} images registered, reprojection error ${r.mean_reprojection_error_px.toFixed(3)} px, ${r.points} points, GSD ${r.gsd_cm?.toFixed(2)} cm/px`,
-    );
-    console.log(`ratio service/bare: ${(s.processingSeconds / b.seconds).toFixed(2)} (COLMAP steps in the service: ${JSON.stringify(r.timings_s)})`);
-    for (const line of await compare(dataset, s.las, r)) console.log(line);
+    console.log('pair selection as the set grows (only the selection runs on the synthetic sets, no COLMAP):');
+    for (const line of await pairGrowth(dataset, [100, 300])) console.log(`  ${line}`);
+    if (pairsOnly) continue;
+    if (!fs.existsSync(COLMAP)) {
+      console.log(`${COLMAP} is not installed (Debian package colmap): nothing more to measure`);
+      continue;
+    }
+    const ratios: number[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      // Alternate which side runs first (the machine's state drifts).
+      const order = round % 2 ? ['bare', 'service'] : ['service', 'bare'];
+      let b: Awaited<ReturnType<typeof bare>> | undefined;
+      let s: Awaited<ReturnType<typeof service>> | undefined;
+      for (const side of order) {
+        if (side === 'bare') b = await bare(dataset);
+        else s = await service(dataset);
+      }
+      const r = s!.report;
+      console.log(`round ${round} (${order.join(' then ')}):`);
+      console.log(
+        `  bare COLMAP (exhaustive): ${b!.seconds.toFixed(1)} s (features ${b!.steps.features.toFixed(1)}, matching ${b!.steps.matching.toFixed(1)}, mapping ${b!.steps.mapping.toFixed(1)}), ` +
+          `${b!.registered}/${b!.total} images registered, reprojection error ${b!.reprojection.toFixed(3)} px, ${b!.pairs} pairs, ${b!.points} points`,
+      );
+      console.log(
+        `  service:                  ${s!.processingSeconds.toFixed(1)} s from start_processing to DONE (${s!.seconds.toFixed(1)} s with project creation, upload and registration), ` +
+          `${r.images.registered}/${r.images.total} images registered, reprojection error ${r.mean_reprojection_error_px.toFixed(3)} px, ` +
+          `${r.matching.pairs} pairs (${r.matching.method}${r.matching.fallback_pairs === null ? ', no fallback' : `, of which ${r.matching.fallback_pairs} by the fallback`}), ${r.points} points`,
+      );
+      const ratio = s!.processingSeconds / b!.seconds;
+      ratios.push(ratio);
+      const errorChange = r.mean_reprojection_error_px / b!.reprojection - 1;
+      console.log(
+        `  ratio service/bare ${ratio.toFixed(2)} (target <= 0.5: ${ratio <= 0.5 ? 'met' : 'not met'}); registration ${r.images.registered === b!.registered ? 'equal' : 'different'}; ` +
+          `reprojection error ${(100 * errorChange).toFixed(1)} % (target within 10 %: ${Math.abs(errorChange) <= 0.1 ? 'met' : 'not met'}); service steps ${JSON.stringify(r.timings_s)}`,
+      );
+      if (round === rounds) for (const line of await compare(dataset, s!.las, r)) console.log(`  ${line}`);
+    }
+    console.log(`ratios: ${ratios.map((v) => v.toFixed(2)).join(', ')}`);
   }
 }
 

@@ -8,10 +8,13 @@
 //    as OpenSfM/ODM count it), or FocalLength (mm) * FocalPlaneXResolution (pixels per mm, scaled
 //    to the stored width) when there is no 35 mm equivalent. Without either, COLMAP's own guess
 //    (1.2 * max(width, height)) is used, which often registers nothing: the quality report says so.
-// 2. Matching by dataset size: exhaustive for up to EXHAUSTIVE_MAX_IMAGES images (every pair:
-//    n(n-1)/2 pairs, 1770 at 60 images); above, spatial matching over the GPS positions when at
-//    least half the images have one (each image with its 50 nearest within 100 m, COLMAP's
-//    defaults), else sequential matching (each image with the next 20, in file-name order).
+// 2. Matching: when at least half the images carry a GPS position and there are more than
+//    PAIRS_MIN_IMAGES, only the pairs that can overlap (pair-selection.ts: GPS distance, and the
+//    ground footprints of gimbal-oriented drone images), imported with `matches_importer
+//    --match_type pairs` (matched and verified as the other matchers do); when the mapper then
+//    leaves images out, every remaining pair of those images is matched and the mapper runs again
+//    (colmap-engine.ts, which says when). Otherwise exhaustive for up to EXHAUSTIVE_MAX_IMAGES images (every pair:
+//    n(n-1)/2, 1770 at 60 images), else sequential (each image with the next 20, in file-name order).
 // 3. Incremental mapping (`mapper`), then georegistration (`model_aligner`) of the largest model to
 //    the images' positions in the output system (minus an offset), then `model_converter` to text.
 // 4. The mapper keeps the EXIF focal lengths when every camera has one (mapperArgs), and
@@ -25,12 +28,16 @@
 // output (progress, warnings, errors) is the processing log; glog's verbose INFO files go to the
 // work folder (GLOG_log_dir, colmapEnv in colmap-process.ts), not to /tmp.
 
+import { MIN_IMAGES_WITH_POSITION_RATIO } from './pair-selection.ts';
+
 export const EXHAUSTIVE_MAX_IMAGES = 60;
 export const SEQUENTIAL_OVERLAP = 20;
 /** Robust georegistration: a camera whose GPS position is further than this from the model's is an outlier (metres). */
 export const ALIGNMENT_MAX_ERROR_METRES = 10;
 
-export type MatcherKind = 'exhaustive' | 'spatial' | 'sequential';
+export type MatcherKind = 'exhaustive' | 'pairs' | 'sequential';
+/** Up to this many images, exhaustive matching (45 pairs at 10): selecting pairs saves little there. */
+export const PAIRS_MIN_IMAGES = 10;
 
 export interface ColmapPaths {
   database: string;
@@ -105,8 +112,8 @@ export function groupCameras(images: ImageIntrinsicsInput[]): CameraGroup[] {
 }
 
 export function chooseMatcher(imageCount: number, imagesWithGps: number): MatcherKind {
-  if (imageCount <= EXHAUSTIVE_MAX_IMAGES) return 'exhaustive';
-  return imagesWithGps >= imageCount / 2 ? 'spatial' : 'sequential';
+  if (imageCount > PAIRS_MIN_IMAGES && imagesWithGps >= MIN_IMAGES_WITH_POSITION_RATIO * imageCount) return 'pairs';
+  return imageCount <= EXHAUSTIVE_MAX_IMAGES ? 'exhaustive' : 'sequential';
 }
 
 export const MAPPER_MIN_INLIERS = 15;
@@ -127,17 +134,20 @@ export function featureExtractorArgs(paths: ColmapPaths, group: CameraGroup, ima
   return args;
 }
 
-export function matcherArgs(kind: MatcherKind, paths: ColmapPaths): string[] {
+export function matcherArgs(kind: Exclude<MatcherKind, 'pairs'>, paths: ColmapPaths): string[] {
   const common = ['--database_path', paths.database, '--SiftMatching.use_gpu', '0'];
   switch (kind) {
     case 'exhaustive':
       // Blocks of 10 images: the same pairs as one big block, with progress after each block.
       return ['exhaustive_matcher', ...common, '--ExhaustiveMatching.block_size', '10'];
-    case 'spatial':
-      return ['spatial_matcher', ...common, '--SpatialMatching.is_gps', '1', '--SpatialMatching.ignore_z', '1'];
     case 'sequential':
       return ['sequential_matcher', ...common, '--SequentialMatching.overlap', String(SEQUENTIAL_OVERLAP)];
   }
+}
+
+/** Matches and verifies the pairs listed in `pairListPath` ("name1 name2" lines, pair-selection.ts). */
+export function matchesImporterArgs(paths: ColmapPaths, pairListPath: string): string[] {
+  return ['matches_importer', '--database_path', paths.database, '--match_list_path', pairListPath, '--match_type', 'pairs', '--SiftMatching.use_gpu', '0'];
 }
 
 /**

@@ -4,7 +4,7 @@
 // Steps and their share of the engine's progress:
 //   download the registered images from object storage              0-5 %
 //   feature extraction, intrinsics seeded from EXIF (per camera)    5-25 %
-//   matching (exhaustive / spatial / sequential, colmap-commands.ts) 25-50 %
+//   matching (GPS-selected pairs / exhaustive / sequential)          25-50 %
 //   incremental mapping                                              50-88 %
 //   georegistration to the GPS positions in the output system        88-92 %
 //   outputs                                                          92-100 %
@@ -22,6 +22,9 @@
 //   10001 COLMAP missing or crashed (killed by another signal);
 //   10410 COLMAP exited with an error, or georegistration failed.
 // A cancel (input.signal) kills the running command and rethrows the signal's reason.
+// Past 350 lines because one run's steps share its work folder, log, progress and abort handling
+// (the `colmap` closure); what can stand alone does: commands, pair selection, model reading,
+// georeference, leveling.
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -42,6 +45,7 @@ import {
   chooseMatcher,
   converterArgs,
   EXHAUSTIVE_MAX_IMAGES,
+  focalFromExif,
   featureExtractorArgs,
   groupCameras,
   MAPPER_ATTEMPTS,
@@ -49,11 +53,14 @@ import {
   mapperArgs,
   mapperOutput,
   matcherArgs,
+  matchesImporterArgs,
   type CameraGroup,
   type ColmapPaths,
   type ImageIntrinsicsInput,
+  type MatcherKind,
 } from './colmap-commands.ts';
-import { intrinsicsOf, readTextModel, registeredImageCount, type ColmapModel } from './colmap-model.ts';
+import { intrinsicsOf, readTextModel, registeredImageCount, registeredImageNames, type ColmapModel } from './colmap-model.ts';
+import { fallbackPairs, localPositions, pairListText, selectPairs, type Pair, type PairImage } from './pair-selection.ts';
 import { localFrame, type LocalFrame } from './georeference.ts';
 import { levelModel, medianReferenceResidual, misorientedCameras, type Leveling, type LevelingOutcome } from './leveling.ts';
 
@@ -169,8 +176,8 @@ export class ColmapEngine implements PhotogrammetryEngine {
         }
         downloaded++;
         await progress((5 * downloaded) / input.images.length, `Downloading images (${downloaded}/${input.images.length})`);
-        const { intrinsics } = await exifIntrinsics(file, image);
-        return { image, name: names[i], file, intrinsics: { ...intrinsics, name: names[i] } };
+        const { intrinsics, relativeAltitude } = await exifIntrinsics(file, image);
+        return { image, name: names[i], file, intrinsics: { ...intrinsics, name: names[i] }, relativeAltitude };
       }).catch((err) => {
         if (signal.aborted) throw this.abortError(input, timeLimit.signal, limitSeconds, 'download');
         throw err;
@@ -198,15 +205,47 @@ export class ColmapEngine implements PhotogrammetryEngine {
         extracted = before + group.images.length;
       }
 
-      // 3. Matching.
+      // 3. Matching: the pairs GPS says can overlap (pair-selection.ts), else by size.
       const withGps = input.images.filter((i) => i.latitude !== null && i.longitude !== null).length;
-      const matcher = chooseMatcher(local.length, withGps);
-      await colmap('matching', matcherArgs(matcher, paths), { start: 25, end: 50 }, `Matching features (${matcher})`, (line) => {
-        const block = /^Matching block \[(\d+)\/(\d+), (\d+)\/(\d+)\]/.exec(line);
-        if (block) return ((Number(block[1]) - 1) * Number(block[4]) + Number(block[3])) / (Number(block[2]) * Number(block[4]));
-        const image = /^Matching image \[(\d+)\/(\d+)\]/.exec(line);
-        return image ? Number(image[1]) / Number(image[2]) : null;
-      });
+      const selection = chooseMatcher(local.length, withGps) === 'pairs' ? selectPairs(pairImages(local)) : null;
+      const matcher: MatcherKind = selection ? 'pairs' : local.length <= EXHAUSTIVE_MAX_IMAGES ? 'exhaustive' : 'sequential';
+      const matched: Pair[] = selection ? [...selection.pairs] : [];
+      let fallbackPairCount: number | null = null;
+      /** Matches and verifies `pairs` (matches_importer); the first call has the matching share of progress. */
+      const importPairs = async (pairs: Pair[], file: string, range: StepRange, text: string) => {
+        const listPath = path.join(work, file);
+        await fsp.writeFile(listPath, pairListText(local.map((l) => l.name), pairs));
+        await colmap('matching', matchesImporterArgs(paths, listPath), range, text, (line) => {
+          const block = /^Matching block \[(\d+)\/(\d+)\] in /.exec(line);
+          return block ? Number(block[1]) / Number(block[2]) : null;
+        });
+      };
+      if (selection) {
+        log.write(
+          `pair selection: ${selection.pairs.length} of ${selection.exhaustivePairs} pairs (typical spacing ${selection.spacing.toFixed(1)} m, radius ${selection.radius.toFixed(1)} m; ` +
+            `${selection.withFootprint} image(s) with a ground footprint, ${selection.withDirection} with a viewing direction, ${selection.withoutPosition} without a position; ` +
+            `${selection.addedForPartners} pair(s) added for the least partners, ${selection.addedToConnect} to connect)\n`,
+        );
+        await importPairs(selection.pairs, 'match-pairs.txt', { start: 25, end: 50 }, `Matching features (${selection.pairs.length} of ${selection.exhaustivePairs} pairs)`);
+      } else {
+        await colmap('matching', matcherArgs(matcher === 'sequential' ? 'sequential' : 'exhaustive', paths), { start: 25, end: 50 }, `Matching features (${matcher})`, (line) => {
+          const block = /^Matching block \[(\d+)\/(\d+), (\d+)\/(\d+)\]/.exec(line);
+          if (block) return ((Number(block[1]) - 1) * Number(block[4]) + Number(block[3])) / (Number(block[2]) * Number(block[4]));
+          const image = /^Matching image \[(\d+)\/(\d+)\]/.exec(line);
+          return image ? Number(image[1]) / Number(image[2]) : null;
+        });
+      }
+      /** The fallback: the images the best model misses, matched with every image they were not matched with. */
+      const matchMissing = async (bestDir: string | undefined) => {
+        const registeredNames = new Set(bestDir ? await registeredImageNames(bestDir) : []);
+        const missing = local.flatMap((l, i) => (registeredNames.has(l.name) ? [] : [i]));
+        const pairs = fallbackPairs(local.length, missing, matched);
+        fallbackPairCount = pairs.length;
+        log.write(`matching fallback: ${missing.length} image(s) not registered (${missing.map((i) => local[i].name).join(' ')}): matching their ${pairs.length} remaining pair(s), then mapping again\n`);
+        if (!pairs.length) return;
+        await importPairs(pairs, 'match-pairs-fallback.txt', { start: 85, end: 86 }, `Matching the unregistered images (${pairs.length} pairs)`);
+        matched.push(...pairs);
+      };
 
       // 4. Mapping.
       const refineFocal = groups.some((g) => g.focalPx === null);
@@ -233,7 +272,16 @@ export class ColmapEngine implements PhotogrammetryEngine {
       let emptyAttempts = 0;
       while (attempts < MAPPER_ATTEMPTS + Math.min(emptyAttempts, MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY)) {
         if (!(await mapOnce())) emptyAttempts++;
-        if (Math.max(0, ...models.map((m) => m.registered)) >= local.length) break;
+        const most = Math.max(0, ...models.map((m) => m.registered));
+        if (most >= local.length) break;
+        // Selected pairs and images left out: the missing images are matched with every image, then
+        // mapped again. At once when a model holds at least half the images (the others most
+        // likely lack pairs); otherwise before the last usual attempt only: a mapper that found no
+        // good start on the selected pairs often finds one with another seed (lund: 1 seed in 2),
+        // which costs seconds where the fallback's matching costs minutes.
+        if (selection && fallbackPairCount === null && (most >= local.length / 2 || attempts >= MAPPER_ATTEMPTS - 1)) {
+          await matchMissing(models.slice().sort((a, b) => b.registered - a.registered)[0]?.dir);
+        }
       }
       const best = models.sort((a, b) => b.registered - a.registered)[0];
       const needed = Math.max(MIN_REGISTERED, Math.ceil(MIN_REGISTERED_RATIO * local.length));
@@ -325,7 +373,9 @@ export class ColmapEngine implements PhotogrammetryEngine {
       // 6. Outputs.
       step = 'outputs';
       await progress(92, 'Writing outputs');
-      const result = await this.writeOutputs(input, { version, model, frame, references, leveling, byName, groups, matcher, timings, commands, started, logKey });
+      const exhaustivePairs = (local.length * (local.length - 1)) / 2;
+      const matching = { method: matcher, pairs: selection ? matched.length : matcher === 'exhaustive' ? exhaustivePairs : null, exhaustive_pairs: exhaustivePairs, fallback_pairs: fallbackPairCount };
+      const result = await this.writeOutputs(input, { version, model, frame, references, leveling, byName, groups, matching, timings, commands, started, logKey });
       log.write(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
       await closeLog(log);
       await input.store.putObject(input.bucket, logKey, fs.createReadStream(logPath), { contentType: 'text/plain; charset=utf-8' });
@@ -363,7 +413,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
       leveling: Leveling | null;
       byName: Map<string, { image: EngineInput['images'][number]; file: string; intrinsics: ImageIntrinsicsInput }>;
       groups: CameraGroup[];
-      matcher: string;
+      matching: { method: string; pairs: number | null; exhaustive_pairs: number; fallback_pairs: number | null };
       timings: Record<string, number>;
       commands: string[][];
       started: number;
@@ -520,7 +570,9 @@ export class ColmapEngine implements PhotogrammetryEngine {
       mean_track_length: count ? observations / count : null,
       gsd_cm: gsds.length ? median(gsds) * 100 : null,
       gsd_note: 'median over cameras of (median depth of the points a camera sees / focal length in pixels)',
-      matching: { method: run.matcher, exhaustive_max_images: EXHAUSTIVE_MAX_IMAGES },
+      // pairs: matched pairs (null for sequential: COLMAP's own); fallback_pairs: null
+      // when the selected pairs registered every image at once.
+      matching: { ...run.matching, exhaustive_max_images: EXHAUSTIVE_MAX_IMAGES },
       camera_groups: run.groups.map((g) => ({ label: g.label, make: g.make, model: g.model, width: g.width, height: g.height, prior_focal_length_px: g.focalPx, focal_source: g.focalSource, images: g.images.length })),
       georeferencing,
       coordinate_system: crs.wkt,
@@ -574,9 +626,16 @@ export function fileNames(keys: string[]): string[] {
   });
 }
 
-/** What feature extraction needs of an image's EXIF (focal lengths), read from the local file. */
-export async function exifIntrinsics(file: string, image: Pick<EngineInput['images'][number], 'width' | 'height' | 'make' | 'model' | 'focal_length_35mm'>): Promise<{ intrinsics: ImageIntrinsicsInput }> {
+/**
+ * What feature extraction needs of an image's EXIF (focal lengths), read from the local file, and
+ * DJI's RelativeAltitude (metres above the take-off point) for the pair selection's footprints.
+ */
+export async function exifIntrinsics(
+  file: string,
+  image: Pick<EngineInput['images'][number], 'width' | 'height' | 'make' | 'model' | 'focal_length_35mm'>,
+): Promise<{ intrinsics: ImageIntrinsicsInput; relativeAltitude: number | null }> {
   let focalLengthMm: number | null = null;
+  let relativeAltitude: number | null = null;
   let focalLength35mm: number | null = image.focal_length_35mm;
   const reader = await openFileRangeReader(file);
   try {
@@ -584,6 +643,7 @@ export async function exifIntrinsics(file: string, image: Pick<EngineInput['imag
     if (analysis.ok) {
       focalLengthMm = analysis.metadata.focalLengthMm;
       focalLength35mm = analysis.metadata.focalLength35mm ?? focalLength35mm;
+      relativeAltitude = analysis.metadata.relativeAltitude;
     }
   } finally {
     await reader.close();
@@ -601,7 +661,23 @@ export async function exifIntrinsics(file: string, image: Pick<EngineInput['imag
   }
   return {
     intrinsics: { name: '', width: image.width, height: image.height, make: image.make, model: image.model, focalLengthMm, focalLength35mm, focalPlanePixelsPerMm },
+    relativeAltitude,
   };
+}
+
+/** What the pair selection knows of each image: local position, gimbal orientation, height above the ground, focal. */
+export function pairImages(
+  local: { image: Pick<EngineInput['images'][number], 'latitude' | 'longitude' | 'altitude' | 'quaternion' | 'width' | 'height'>; intrinsics: ImageIntrinsicsInput; relativeAltitude: number | null }[],
+): PairImage[] {
+  const positions = localPositions(local.map(({ image }) => (image.latitude !== null && image.longitude !== null ? { latitude: image.latitude, longitude: image.longitude, altitude: image.altitude } : null)));
+  return local.map(({ image, intrinsics, relativeAltitude }, i) => ({
+    position: positions[i],
+    orientation: image.quaternion?.length === 4 ? (image.quaternion as Quaternion) : null,
+    heightAboveGround: relativeAltitude,
+    width: image.width,
+    height: image.height,
+    focalPx: focalFromExif(intrinsics).focalPx,
+  }));
 }
 
 async function modelFolders(sparse: string): Promise<{ dir: string; registered: number }[]> {

@@ -51,6 +51,33 @@ export async function registeredImageCount(modelDir: string): Promise<number> {
   }
 }
 
+/**
+ * Names of the registered images of a binary model (images.bin: count, then per image its id,
+ * qvec, tvec, camera id = 64 bytes, its name up to a NUL, its 2D point count and 24 bytes per
+ * point); empty when unreadable. The matching fallback needs to know which images are missing.
+ */
+export async function registeredImageNames(modelDir: string): Promise<string[]> {
+  let data: Buffer;
+  try {
+    data = await fs.readFile(path.join(modelDir, 'images.bin'));
+  } catch {
+    return [];
+  }
+  const names: string[] = [];
+  if (data.length < 8) return names;
+  const count = Number(data.readBigUInt64LE(0));
+  let at = 8;
+  for (let i = 0; i < count && at + 64 <= data.length; i++) {
+    at += 64;
+    const end = data.indexOf(0, at);
+    if (end < 0 || end + 9 > data.length) break;
+    names.push(data.toString('utf8', at, end));
+    const points = Number(data.readBigUInt64LE(end + 1));
+    at = end + 9 + 24 * points;
+  }
+  return names;
+}
+
 export async function readTextModel(dir: string): Promise<ColmapModel> {
   const cameras = new Map<number, ColmapCamera>();
   for (const line of dataLines(await fs.readFile(path.join(dir, 'cameras.txt'), 'utf8'))) {
