@@ -1,15 +1,20 @@
 // API benchmark: authenticated GET /v1/inspections/{id}/ (X-Api-Key + Bearer JWT +
 // vendor-organization-uuid, the record read from the database on every request) with autocannon at
-// 64 connections, on PGlite and on PostgreSQL, alternating round by round with the anchor: a bare
-// Fastify route in its own process answering the same JSON body.
+// 64 connections, on PGlite and on PostgreSQL, alternating round by round with the anchors, each a
+// bare Fastify 5 route in its own process (bench/anchors/):
+//   - per database, the ceiling of the work: the same row read per request by one query
+//     (PostgreSQL: a prepared statement on a pg pool over the server's own database;
+//     PGlite: one PGlite instance holding a copy of the row), returned as is;
+//   - and, as an extra column, the ceiling of a route with no I/O at all: the same JSON body from
+//     memory.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon, { type Result } from 'autocannon';
-import { loginDemo, newInspection } from './lib/account.ts';
+import { loginDemo, newInspection, type BenchAccount } from './lib/account.ts';
 import { memoryRecord, rssSampler, type BenchOptions, type BenchResult } from './lib/context.ts';
-import { spawnNode, startServer, type Child } from './lib/processes.ts';
-import { alternate, log, summarise } from './lib/stats.ts';
+import { spawnNode, startServer, type Child, type DatabaseKind } from './lib/processes.ts';
+import { alternate, log, summarise, type Row } from './lib/stats.ts';
 
 const CONNECTIONS = 64;
 const WARMUP_SECONDS = 3;
@@ -22,6 +27,12 @@ interface Target {
   dispose(): Promise<void>;
 }
 
+/** CPU time (user + system) of a process so far, ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14 and 15)
+}
+
 async function load(target: Target, seconds: number): Promise<Result> {
   const result = await autocannon({ url: target.url, connections: CONNECTIONS, duration: seconds, headers: target.headers, timeout: 10 });
   if (result.errors || result.timeouts || result.non2xx) {
@@ -29,6 +40,29 @@ async function load(target: Target, seconds: number): Promise<Result> {
   }
   return result;
 }
+
+/**
+ * The inspection's row as the PGlite anchor stores it: every column the record shows, under its
+ * column name, and the storage prefix; the columns the record does not show keep the defaults of a
+ * new inspection, as the benchmarked one has them (organization_id stays null: the copy is alone).
+ */
+async function rowOf(account: BenchAccount, record: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { asset, user, retries: _retries, can_retry: _canRetry, is_main: _isMain, ...same } = record;
+  const credentials = await account.client.storageCredentials(record.id as number);
+  return { ...same, asset_id: asset, user_id: user, storage_prefix: credentials.key };
+}
+
+async function anchorTarget(name: string, script: string, env: Record<string, string>, url: string, headers: Record<string, string>, cpuProfDir?: string): Promise<Target> {
+  // Profiled with the servers (--profile): what the project does beyond its anchor.
+  const child = await spawnNode({ name, args: [script], env, ready: (o) => /Listening: /.test(o), cpuProfDir });
+  const base = /Listening: (\S+)/.exec(child.output())![1];
+  return { name, child, url: `${base}${new URL(url).pathname}`, headers, dispose: () => child.stop() };
+}
+
+const ANCHOR_OF: Record<DatabaseKind, { name: string; label: string }> = {
+  postgres: { name: 'anchor-postgres', label: 'Fastify + pg prepared' },
+  pglite: { name: 'anchor-pglite', label: 'Fastify + PGlite' },
+};
 
 export async function runApi(options: BenchOptions): Promise<BenchResult> {
   const result: BenchResult = { rows: [], memory: [], notes: [] };
@@ -41,14 +75,21 @@ export async function runApi(options: BenchOptions): Promise<BenchResult> {
       const account = await loginDemo(server);
       const inspection = await newInspection(account, `API benchmark ${database}`);
       body = await account.client.getInspection(inspection.id);
-      targets.push({ name: database, child: server, url: `${server.urls.inspection}/v1/inspections/${inspection.id}/`, headers: account.headers, dispose: () => server.dispose() });
+      const url = `${server.urls.inspection}/v1/inspections/${inspection.id}/`;
+      targets.push({ name: database, child: server, url, headers: account.headers, dispose: () => server.dispose() });
+      const anchor = ANCHOR_OF[database];
+      if (database === 'postgres') {
+        targets.push(await anchorTarget(anchor.name, 'bench/anchors/fastify-pg-anchor.ts', { ANCHOR_DATABASE_URL: server.databaseUrl! }, url, account.headers, options.profileDir));
+      } else {
+        const rowFile = path.join(tmp, 'row.json');
+        fs.writeFileSync(rowFile, JSON.stringify(await rowOf(account, body as Record<string, unknown>)));
+        const dir = fs.mkdtempSync(path.join(tmp, 'pglite-'));
+        targets.push(await anchorTarget(anchor.name, 'bench/anchors/fastify-pglite-anchor.ts', { ANCHOR_PGLITE_DIR: dir, ANCHOR_ROW_FILE: rowFile }, url, account.headers, options.profileDir));
+      }
     }
     const bodyFile = path.join(tmp, 'inspection.json');
     fs.writeFileSync(bodyFile, JSON.stringify(body));
-    const anchor = await spawnNode({ name: 'api-anchor-fastify', args: ['bench/anchors/fastify-anchor.ts'], env: { ANCHOR_BODY_FILE: bodyFile }, ready: (o) => /Listening: /.test(o) });
-    const anchorUrl = /Listening: (\S+)/.exec(anchor.output())![1];
-    const id = /\/v1\/inspections\/(\d+)\//.exec(targets[0].url)![1];
-    targets.unshift({ name: 'anchor', child: anchor, url: `${anchorUrl}/v1/inspections/${id}/`, headers: targets[0].headers, dispose: () => anchor.stop() });
+    targets.unshift(await anchorTarget('anchor', 'bench/anchors/fastify-anchor.ts', { ANCHOR_BODY_FILE: bodyFile }, targets[0].url, targets[0].headers));
 
     for (const t of targets) {
       result.memory.push(memoryRecord('api', t.child, 'idle'));
@@ -57,6 +98,9 @@ export async function runApi(options: BenchOptions): Promise<BenchResult> {
     }
     const rps = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     const p99 = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    // CPU time of the server's own process per request: less sensitive to other work on the
+    // machine than req/s (on PostgreSQL the database server's own CPU is not in it).
+    const cpu = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     const peaks = new Map<string, number>();
     await alternate(
       options.rounds,
@@ -64,38 +108,62 @@ export async function runApi(options: BenchOptions): Promise<BenchResult> {
       async (name, round) => {
         const t = targets.find((x) => x.name === name)!;
         const sampler = rssSampler(t.child);
+        const cpuBefore = cpuMs(t.child.pid);
         const r = await t.child.measured(() => load(t, options.apiSeconds));
+        const cpuPerRequest = ((cpuMs(t.child.pid) - cpuBefore) * 1000) / r.requests.total;
         peaks.set(name, Math.max(peaks.get(name) ?? 0, sampler.stop()));
         rps.get(name)!.push(r.requests.average);
         p99.get(name)!.push(r.latency.p99);
-        log(`api: round ${round + 1} ${name}: ${Math.round(r.requests.average)} req/s, p99 ${r.latency.p99} ms`);
+        cpu.get(name)!.push(cpuPerRequest);
+        log(`api: round ${round + 1} ${name}: ${Math.round(r.requests.average)} req/s, p99 ${r.latency.p99} ms, ${Math.round(cpuPerRequest)} µs of its CPU per request`);
       },
     );
-    const anchorRps = rps.get('anchor')!;
-    result.rows.push({ benchmark: 'api', metric: 'anchor: bare Fastify', unit: 'req/s', summary: summarise(anchorRps) });
-    result.rows.push({ benchmark: 'api', metric: 'anchor: bare Fastify p99', unit: 'ms', summary: summarise(p99.get('anchor')!) });
-    for (const t of targets.filter((x) => x.name !== 'anchor')) {
-      const values = rps.get(t.name)!;
-      const ratio = summarise(values.map((v, i) => v / anchorRps[i]));
-      const latency = summarise(p99.get(t.name)!);
-      result.rows.push({
-        benchmark: 'api',
-        metric: `GET inspection on ${t.name}`,
-        unit: 'req/s',
-        summary: summarise(values),
-        ratio,
-        anchor: 'bare Fastify',
-        target: '≥ 0.5× anchor',
-        met: ratio.median >= 0.5,
-      });
-      result.rows.push({ benchmark: 'api', metric: `GET inspection on ${t.name} p99`, unit: 'ms', summary: latency, target: '< 20 ms', met: latency.median < 20 });
+    const per = (values: number[], anchor: number[]) => summarise(values.map((v, i) => v / anchor[i]));
+    result.rows.push({ benchmark: 'api', metric: 'anchor: bare Fastify, no I/O', unit: 'req/s', summary: summarise(rps.get('anchor')!) });
+    result.rows.push({ benchmark: 'api', metric: 'anchor: bare Fastify, no I/O, p99', unit: 'ms', summary: summarise(p99.get('anchor')!) });
+    result.rows.push({ benchmark: 'api', metric: 'anchor: bare Fastify, no I/O, process CPU per request', unit: 'µs', summary: summarise(cpu.get('anchor')!) });
+    for (const database of options.databases) {
+      const anchor = ANCHOR_OF[database];
+      const anchorRps = rps.get(anchor.name)!;
+      const anchorP99 = p99.get(anchor.name)!;
+      const values = rps.get(database)!;
+      const latency = p99.get(database)!;
+      const ratio = per(values, anchorRps);
+      const latencyRatio = per(latency, anchorP99);
+      const rows: Row[] = [
+        { benchmark: 'api', metric: `anchor: ${anchor.label}`, unit: 'req/s', summary: summarise(anchorRps) },
+        { benchmark: 'api', metric: `anchor: ${anchor.label}, p99`, unit: 'ms', summary: summarise(anchorP99) },
+        { benchmark: 'api', metric: `anchor: ${anchor.label}, process CPU per request`, unit: 'µs', summary: summarise(cpu.get(anchor.name)!) },
+        { benchmark: 'api', metric: `GET inspection on ${database}`, unit: 'req/s', summary: summarise(values), ratio, anchor: anchor.label, target: '≥ 0.8× anchor', met: ratio.median >= 0.8 },
+        {
+          benchmark: 'api',
+          metric: `GET inspection on ${database}, p99`,
+          unit: 'ms',
+          summary: summarise(latency),
+          ratio: latencyRatio,
+          anchor: `${anchor.label} p99`,
+          // The issue sets the latency target on PostgreSQL; on PGlite the ratio is shown.
+          ...(database === 'postgres' ? { target: '≤ 2× anchor p99', met: latencyRatio.median <= 2 } : {}),
+        },
+        { benchmark: 'api', metric: `GET inspection on ${database} vs no I/O`, unit: 'req/s', summary: summarise(values), ratio: per(values, rps.get('anchor')!), anchor: 'bare Fastify, no I/O' },
+        {
+          benchmark: 'api',
+          metric: `GET inspection on ${database}: server process CPU per request`,
+          unit: 'µs',
+          summary: summarise(cpu.get(database)!),
+          ratio: per(cpu.get(database)!, cpu.get(anchor.name)!),
+          anchor: `${anchor.label} CPU`,
+        },
+      ];
+      result.rows.push(...rows);
     }
     for (const t of targets) result.memory.push(memoryRecord('api', t.child, 'end', { sampledPeakMb: peaks.get(t.name) }));
     result.notes.push(
-      `api: autocannon ${CONNECTIONS} connections, ${options.apiSeconds} s per run after a ${WARMUP_SECONDS} s warm-up per target; the load generator runs in the bench process, each server in its own.`,
+      `api: autocannon ${CONNECTIONS} connections, ${options.apiSeconds} s per run after a ${WARMUP_SECONDS} s warm-up per target; the load generator runs in the bench process, each server and anchor in its own; the PostgreSQL anchor reads the server's own row (same database), the PGlite anchor a copy of it in its own PGlite.`,
     );
   } finally {
-    for (const t of targets) await t.dispose().catch(() => undefined);
+    // Anchors before their servers: the PostgreSQL anchor's connections go before the database.
+    for (const t of [...targets].reverse()) await t.dispose().catch(() => undefined);
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   return result;

@@ -182,6 +182,8 @@ export interface ServerUrls {
 export interface Server extends Child {
   urls: ServerUrls;
   dataDir: string;
+  /** The server's PostgreSQL database (postgres runs), for anchors that read the same rows. */
+  databaseUrl?: string;
   /** Stops the process, removes its data folder and its PostgreSQL database. */
   dispose(): Promise<void>;
 }
@@ -261,6 +263,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
       ...child,
       urls: parseUrls(child.output())!,
       dataDir,
+      databaseUrl: database?.url,
       async dispose() {
         await child.stop();
         await database?.drop().catch(() => undefined);

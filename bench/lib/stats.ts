@@ -44,7 +44,7 @@ export function renderTable(rows: Row[]): string {
   const header = ['benchmark', 'metric', 'median', '(min–max)', 'vs anchor (min–max)', 'target', 'met'];
   const lines = rows.map((r) => [
     r.benchmark,
-    `${r.metric}${r.unit ? ` [${r.unit}]` : ''}`,
+    `${r.metric}${r.unit ? ` [${r.unit}]` : ''}${r.note ? ` (${r.note})` : ''}`,
     fmt(r.summary.median),
     range(r.summary),
     r.ratio ? `${fmt(r.ratio.median, 2)}× ${r.anchor ?? ''} (${range(r.ratio, 2)})` : '',

@@ -262,4 +262,10 @@ export const inspectionMigrations: MigrationSet = {
       await runStatements(db, serverSecretsTableDdl('inspection'));
     },
   },
+  // Issue 14: the cameras list is read in keyset pages by id (inspections/camera-list.ts).
+  '0007_cameras_by_inspection_id': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `create index cameras_inspection_id_id on inspection.cameras (inspection_id, id)`);
+    },
+  },
 };

@@ -21,15 +21,26 @@ export class TtlCache<K, V> {
     return entry.value;
   }
 
-  set(key: K, value: V): void {
+  /** Remembers `value` until `expiresAt` (ms since the epoch), at most the cache's time to live. */
+  set(key: K, value: V, expiresAt = Infinity): void {
     this.entries.delete(key);
     // Map keeps insertion order: the first entry is the oldest.
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as K);
-    this.entries.set(key, { value, expiresAt: this.now() + this.ttlMs });
+    this.entries.set(key, { value, expiresAt: Math.min(expiresAt, this.now() + this.ttlMs) });
+  }
+
+  /** When the entry of `key` expires (ms since the epoch), or undefined when there is none. */
+  expiry(key: K): number | undefined {
+    return this.get(key) === undefined ? undefined : this.entries.get(key)?.expiresAt;
   }
 
   delete(key: K): void {
     this.entries.delete(key);
+  }
+
+  /** Forgets every entry whose value matches (a revoked key, whatever it was looked up by). */
+  deleteWhere(matches: (value: V) => boolean): void {
+    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
   }
 
   clear(): void {

@@ -2,7 +2,7 @@
 // client may take to send a request, how many bodies may be arriving at once, whose forwarded
 // address to believe, and which public URL links are built from. Values come from the
 // configuration (README, "Configuration"); createHttpServer applies them.
-import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, RequestPayload } from 'fastify';
 import type { Config } from '../../config.ts';
 import { ApiError } from './errors.ts';
 import type { LoginRateLimit } from './login-throttle.ts';
@@ -65,9 +65,14 @@ export function serverTimeouts(edge: HttpEdgeOptions): Pick<FastifyServerOptions
 export function capUnfinishedBodies(app: FastifyInstance, max: number): void {
   if (!max) return;
   let unfinished = 0;
-  app.addHook('preParsing', async (request, reply, payload) => {
+  // A callback hook, answering at once for a request without a body (every GET): no promise per
+  // request (bench/README.md, "API").
+  app.addHook('preParsing', (request, reply, payload, done) => {
     const length = Number(request.headers['content-length'] ?? 0);
-    if (!(length > 0) && request.headers['transfer-encoding'] === undefined) return payload;
+    if ((!(length > 0) && request.headers['transfer-encoding'] === undefined) || request.raw.complete) return done(null, payload);
+    capBody(request, reply, payload).then((p) => done(null, p), done);
+  });
+  const capBody = async (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload): Promise<RequestPayload> => {
     // A body already received in full (the usual small JSON) holds nothing up: not counted, so a
     // burst of ordinary concurrent requests is never refused. (Hooks run before Node has parsed
     // the rest of the packet that brought the headers: at the cap, look again one turn later.)
@@ -88,7 +93,7 @@ export function capUnfinishedBodies(app: FastifyInstance, max: number): void {
     payload.once('end', release);
     reply.raw.once('close', release);
     return payload;
-  });
+  };
 }
 
 /**

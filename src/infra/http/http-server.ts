@@ -5,7 +5,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import formbody from '@fastify/formbody';
-import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import { addFieldError, ApiError, type FieldErrors } from './errors.ts';
@@ -13,6 +12,7 @@ import { capUnfinishedBodies, serverTimeouts, type HttpEdgeOptions } from './htt
 import { trackRouteMethods } from './method-not-allowed.ts';
 import { throttleLogins, type LoginRoute } from './login-throttle.ts';
 import { registerInputGuards } from './input-guards.ts';
+import { addSecurityHeaders } from './security-headers.ts';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../database/connection-errors.ts';
 
 export type HttpServer = FastifyInstance<
@@ -57,7 +57,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   // Security headers on every answer, the docs page included: its scripts and styles are served
   // from here (@fastify/swagger-ui), so helmet's default CSP lets it work. No
   // upgrade-insecure-requests: a deployment on plain HTTP would lose the page's assets.
-  await app.register(helmet, {
+  // Computed once (security-headers.ts: @fastify/helmet rebuilt them for every request).
+  await addSecurityHeaders(app, {
     contentSecurityPolicy: { directives: { ...options.contentSecurityPolicy, 'frame-ancestors': ["'none'"], 'upgrade-insecure-requests': null } },
     frameguard: { action: 'deny' },
   });

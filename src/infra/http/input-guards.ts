@@ -19,8 +19,18 @@ import { CANONICAL_ID, INT4_MAX } from '../../shared/schemas/limits.ts';
 export const MAX_DEPTH = 32;
 
 export function registerInputGuards(app: HttpServer): void {
-  app.addHook('preValidation', async (request) => checkPathParams(request));
-  app.addHook('preHandler', async (request) => checkStorable(request));
+  // Callback hooks, not async ones: they run on every request and never wait for anything.
+  app.addHook('preValidation', (request, _reply, done) => done(failureOf(() => checkPathParams(request))));
+  app.addHook('preHandler', (request, _reply, done) => done(failureOf(() => checkStorable(request))));
+}
+
+function failureOf(check: () => void): Error | undefined {
+  try {
+    check();
+    return undefined;
+  } catch (err) {
+    return err as Error;
+  }
 }
 
 interface ParamSchema {
@@ -34,24 +44,45 @@ interface ParamSchema {
 
 const notFound = () => new ApiError(404, 'not_found', 'Not found.');
 
+type ParamCheck = (raw: string) => boolean;
+
+// The checks of a route's path parameters, made once per params schema (not on every request:
+// bench/README.md, "API").
+const paramChecks = new WeakMap<object, [string, ParamCheck][]>();
+
+function checksOf(properties: Record<string, ParamSchema>): [string, ParamCheck][] {
+  let checks = paramChecks.get(properties);
+  if (checks) return checks;
+  checks = [];
+  for (const [name, rule] of Object.entries(properties)) {
+    const types = [rule.type].flat();
+    if (types.includes('integer')) {
+      const max = rule.maximum ?? INT4_MAX;
+      const min = rule.minimum ?? 0;
+      checks.push([name, (raw) => CANONICAL_ID.test(raw) && Number(raw) <= max && Number(raw) >= min]);
+    } else if (types.includes('string')) {
+      const pattern = rule.pattern === undefined ? undefined : new RegExp(rule.pattern, 'u');
+      checks.push([
+        name,
+        (raw) =>
+          !(rule.maxLength !== undefined && raw.length > rule.maxLength) &&
+          !(rule.minLength !== undefined && raw.length < rule.minLength) &&
+          !(pattern !== undefined && !pattern.test(raw)) &&
+          !unstorable(raw),
+      ]);
+    }
+  }
+  paramChecks.set(properties, checks);
+  return checks;
+}
+
 function checkPathParams(request: FastifyRequest): void {
   const schema = request.routeOptions.schema?.params as { properties?: Record<string, ParamSchema> } | undefined;
   const params = request.params as Record<string, unknown> | undefined;
   if (!schema?.properties || !params) return;
-  for (const [name, rule] of Object.entries(schema.properties)) {
+  for (const [name, check] of checksOf(schema.properties)) {
     const raw = params[name];
-    if (typeof raw !== 'string') continue;
-    const types = [rule.type].flat();
-    if (types.includes('integer')) {
-      if (!CANONICAL_ID.test(raw)) throw notFound();
-      const value = Number(raw);
-      if (value > (rule.maximum ?? INT4_MAX) || value < (rule.minimum ?? 0)) throw notFound();
-    } else if (types.includes('string')) {
-      if (rule.maxLength !== undefined && raw.length > rule.maxLength) throw notFound();
-      if (rule.minLength !== undefined && raw.length < rule.minLength) throw notFound();
-      if (rule.pattern !== undefined && !new RegExp(rule.pattern, 'u').test(raw)) throw notFound();
-      if (unstorable(raw)) throw notFound();
-    }
+    if (typeof raw === 'string' && !check(raw)) throw notFound();
   }
 }
 

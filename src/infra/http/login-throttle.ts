@@ -12,7 +12,7 @@
 // therefore does not lock its owner out: the right password from another address still works
 // (until a distributed attack passes the all-address limit), and another user is never affected.
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
 
 export interface LoginRateLimit {
@@ -57,9 +57,14 @@ export async function throttleLogins(app: FastifyInstance, route: LoginRoute, li
   const isLogin = (request: FastifyRequest) => request.method === 'POST' && request.routeOptions.url === route.url;
 
   // preHandler: after the body is parsed and validated, so the account is known and malformed
-  // requests (400, no password check) do not count.
-  app.addHook('preHandler', async (request: WithAttempt, reply) => {
-    if (!isLogin(request)) return;
+  // requests (400, no password check) do not count. Both hooks are callback hooks that pass every
+  // other request through at once, without a promise (they run on every request of the service:
+  // bench/README.md, "API").
+  app.addHook('preHandler', (request: WithAttempt, reply, done) => {
+    if (!isLogin(request)) return done();
+    checkAttempt(request, reply).then(() => done(), done);
+  });
+  const checkAttempt = async (request: WithAttempt, reply: FastifyReply): Promise<void> => {
     if (perAddress) {
       const state = await perAddress(request);
       if (!state.isAllowed && state.isExceeded) throw throttled(state.ttlInSeconds);
@@ -91,17 +96,19 @@ export async function throttleLogins(app: FastifyInstance, route: LoginRoute, li
         throw throttled(state.ttlInSeconds);
       }
     }
-  });
+  };
   // onSend runs for answers and errors alike: the outcome is known, count a failure, let the next attempt in.
-  app.addHook('onSend', async (request: WithAttempt, reply, payload) => {
+  app.addHook('onSend', (request: WithAttempt, reply, payload, done) => {
     const attempt = request[kAttempt];
-    if (!attempt) return payload;
+    if (!attempt) return done(null, payload);
     request[kAttempt] = undefined;
-    try {
-      if (reply.statusCode === 401) for (const limiter of perAccountLimiters) await limiter(request);
-    } finally {
-      attempt.release();
-    }
-    return payload;
+    const count = async () => {
+      try {
+        if (reply.statusCode === 401) for (const limiter of perAccountLimiters) await limiter(request);
+      } finally {
+        attempt.release();
+      }
+    };
+    count().then(() => done(null, payload), (err: Error) => done(err));
   });
 }

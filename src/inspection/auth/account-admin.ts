@@ -6,7 +6,11 @@ import type { InspectionTables } from '../inspection.tables.ts';
 import { generateSecret, hashPassword, sha256Hex } from '../../infra/auth/secrets.ts';
 
 export class AccountAdmin {
-  constructor(private readonly db: Kysely<InspectionTables>) {}
+  /** @param apiKeyRevoked told of every key revoked here (the auth caches forget it at once). */
+  constructor(
+    private readonly db: Kysely<InspectionTables>,
+    private readonly apiKeyRevoked: (id: number) => void = () => undefined,
+  ) {}
 
   createOrganization(name: string): Promise<{ id: number; uuid: string }> {
     return this.db.insertInto('inspection.organizations').values({ uuid: crypto.randomUUID(), name }).returning(['id', 'uuid']).executeTakeFirstOrThrow();
@@ -43,6 +47,7 @@ export class AccountAdmin {
 
   async revokeApiKey(id: number): Promise<void> {
     await this.db.updateTable('inspection.api_keys').set({ revoked_at: new Date() }).where('id', '=', id).execute();
+    this.apiKeyRevoked(id);
   }
 
   async findOrganization(uuid: string) {

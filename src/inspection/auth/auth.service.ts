@@ -51,9 +51,18 @@ export interface AuthHeaders {
 const ISSUER = 'inspection-service';
 // Performance (bench/README.md, "API"): every authenticated request used to spend three database
 // lookups and a JWT verification (~0.12 ms of CPU) before its own work. Found API keys and
-// memberships are now remembered for a few seconds (a revoked key or a removed membership stops
-// working within LOOKUP_CACHE_MS), and a verified token's claims for as long as the token is
-// valid (a token cannot change; its expiry is still checked on every request).
+// memberships are now remembered for a few seconds, and a verified token's claims for as long as
+// the token is valid (a token cannot change; its expiry is still checked on every request). A key
+// revoked in this process (AccountAdmin.revokeApiKey) is forgotten at once (forgetApiKey): its
+// next request and every token issued to it are refused; revoked by another process (the admin
+// CLI beside a server on PostgreSQL), within LOOKUP_CACHE_MS. A removed membership likewise
+// stops working within LOOKUP_CACHE_MS.
+// Then (issue 14) the whole outcome, for requests that repeat the same API key, token and
+// organization header (what a client does): `cached` answers them without a hash, a regex or
+// three lookups, synchronously, until the first of the lookups it was made of would have been
+// made again (so a revoked key or a removed membership still stops working within
+// LOOKUP_CACHE_MS) and never past the token's expiry; the scope check still runs on every
+// request, and forgetApiKey forgets these too.
 const LOOKUP_CACHE_MS = 5_000;
 const TOKEN_CACHE_MS = 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -62,6 +71,7 @@ export class AuthService {
   private readonly apiKeys = new TtlCache<string, number>(LOOKUP_CACHE_MS);
   private readonly tokens = new TtlCache<string, { userId: number; tokenKeyId: number; scopes: string[]; exp: number }>(TOKEN_CACHE_MS);
   private readonly memberships = new TtlCache<string, { id: number; uuid: string }>(LOOKUP_CACHE_MS);
+  private readonly contexts = new TtlCache<string, { auth: AuthContext; exp: number }>(LOOKUP_CACHE_MS);
 
   constructor(
     private readonly db: Kysely<InspectionTables>,
@@ -87,6 +97,24 @@ export class AuthService {
     if (!key) throw invalidApiKey('Invalid API key.');
     this.apiKeys.set(hash, key.id);
     return key.id;
+  }
+
+  /** Forgets a revoked key at once (and with it every token issued to it: their key is checked first). */
+  forgetApiKey(id: number): void {
+    this.apiKeys.deleteWhere((cached) => cached === id);
+    this.contexts.deleteWhere((cached) => cached.auth.apiKeyId === id);
+  }
+
+  /**
+   * What `authenticate` answered a moment ago for the same API key, token and organization
+   * headers, if it accepted them and the token has not expired since; the scope check runs
+   * again (it depends on the route). Undefined: go through `authenticate`.
+   */
+  cached(headers: AuthHeaders, target: AuthTarget): AuthContext | undefined {
+    const key = contextKey(headers, target);
+    const entry = key === undefined ? undefined : this.contexts.get(key);
+    if (!entry || entry.exp * 1000 <= Date.now()) return undefined;
+    return this.allow(target, entry.auth);
   }
 
   async issueToken(headers: AuthHeaders, username: string, password: string): Promise<{ api_token: string; expires_in: number }> {
@@ -118,17 +146,19 @@ export class AuthService {
     let userId: number;
     let tokenKeyId: number;
     let scopes: string[];
+    let exp: number | undefined;
     const verified = this.tokens.get(match[1]);
     if (verified) {
       if (verified.exp * 1000 <= Date.now()) throw tokenExpired();
-      ({ userId, tokenKeyId, scopes } = verified);
+      ({ userId, tokenKeyId, scopes, exp } = verified);
     } else {
       try {
         const { payload } = await jwtVerify(match[1], this.signingKey, { issuer: ISSUER, algorithms: ['HS256'] });
         userId = Number(payload.sub);
         tokenKeyId = Number(payload.akid);
         scopes = String(payload.scope ?? '').split(' ').filter(Boolean);
-        if (payload.exp !== undefined) this.tokens.set(match[1], { userId, tokenKeyId, scopes, exp: payload.exp });
+        exp = payload.exp;
+        if (exp !== undefined) this.tokens.set(match[1], { userId, tokenKeyId, scopes, exp });
       } catch (err) {
         if (err instanceof joseErrors.JWTExpired) throw tokenExpired();
         throw authenticationFailed('Invalid token.');
@@ -137,7 +167,16 @@ export class AuthService {
     if (tokenKeyId !== apiKeyId) throw authenticationFailed('The token was issued to another API key.');
     this.allow(target, { userId, apiKeyId, organization: null, scopes, share: null });
     const organization = await this.organizationFromHeaders(headers, userId);
-    return { userId, apiKeyId, organization, scopes, share: null };
+    // Shared by the requests `cached` answers: frozen, so that none can change another's.
+    const auth: AuthContext = Object.freeze({ userId, apiKeyId, organization: organization && Object.freeze({ ...organization }), scopes: Object.freeze([...scopes]) as string[], share: null });
+    const key = contextKey(headers, target);
+    if (key !== undefined && exp !== undefined) {
+      // No longer than the API key and the membership it was made of are remembered.
+      const uuid = single(headers['vendor-organization-uuid']) ?? single(headers['pix4d-organization-uuid']);
+      const membership = organization ? this.memberships.expiry(`${userId}:${uuid}`) : Infinity;
+      this.contexts.set(key, { auth, exp }, Math.min(this.apiKeys.expiry(sha256Hex(single(headers['x-api-key'])!)) ?? 0, membership ?? 0));
+    }
+    return auth;
   }
 
   /** The scope check: `cloud:read` for GET, `cloud:write` for the rest, `share:read` for the GET routes of SHAREABLE_READS; else 403. */
@@ -181,6 +220,18 @@ export class AuthService {
     this.memberships.set(cacheKey, membership);
     return membership;
   }
+}
+
+/**
+ * The key of a request's credentials in `contexts`: the raw API key, Authorization and both
+ * organization headers, or undefined when the request is not of the kind cached (a share token,
+ * a repeated header).
+ */
+function contextKey(headers: AuthHeaders, target: AuthTarget): string | undefined {
+  if (headers['x-share-token'] !== undefined || target.shareToken !== undefined) return undefined;
+  const { 'x-api-key': apiKey, authorization, 'vendor-organization-uuid': vendor, 'pix4d-organization-uuid': pix4d } = headers;
+  if (typeof apiKey !== 'string' || typeof authorization !== 'string' || Array.isArray(vendor) || Array.isArray(pix4d)) return undefined;
+  return `${apiKey}\n${authorization}\n${vendor ?? ''}\n${pix4d ?? ''}`;
 }
 
 function single(value: string | string[] | undefined): string | undefined {

@@ -1,6 +1,6 @@
 // Rows -> the inspection record of the spec.
 import type { InspectionRow } from '../inspection.tables.ts';
-import { retryRefusal, type RetryInfo } from '../retries/retry-rules.ts';
+import { canRetry, type RetryInfo } from '../retries/retry-rules.ts';
 
 export type { RetryInfo };
 
@@ -11,13 +11,42 @@ export interface RetryContext {
   bundleRetries: RetryInfo[];
 }
 
-export function mapInspection(row: InspectionRow, context: RetryContext) {
+/** The columns a record is made of (inspection-read.ts selects exactly these). */
+export const RECORD_COLUMNS = [
+  'id',
+  'project_id',
+  'project_uuid',
+  'app_source',
+  'retry_of',
+  'asset_id',
+  'user_id',
+  'status',
+  'additional_statuses',
+  'pcs_task_uuid',
+  'inspection_date',
+  'description',
+  'name',
+  'base_plate_location',
+  'top_point_location',
+  'base_plate_size',
+  'ground_reference_altitude',
+  'processing_parameters',
+  'processing_backend',
+  'report_status',
+  'created_at',
+  'updated_at',
+  'processing_started_at', // for can_retry
+] as const satisfies readonly (keyof InspectionRow)[];
+
+export type RecordRow = Pick<InspectionRow, (typeof RECORD_COLUMNS)[number]>;
+
+export function mapInspection(row: RecordRow, context: RetryContext) {
   return {
     id: row.id,
     project_id: row.project_id,
     project_uuid: row.project_uuid,
     app_source: row.app_source,
-    can_retry: retryRefusal(row, context.bundleRetries) === null,
+    can_retry: canRetry(row, context.bundleRetries),
     retry_of: row.retry_of,
     retries: context.retries.map((r) => ({ id: r.id, status: r.status, created_at: r.created_at.toISOString() })),
     asset: row.asset_id,

@@ -1,11 +1,13 @@
 // Inspection routes (CONTRACT section 2): statuses, list, create, get, PUT, PATCH, DELETE,
 // storage credentials, image registration, process, cameras, bundle.
 import { Type } from 'typebox';
+import type { FastifyReply } from 'fastify';
 import type { HttpServer } from '../../infra/http/http-server.ts';
 import type { InspectionRouteDeps } from '../inspection.routes.ts';
 import { ListOf, respondList } from '../http/lists.ts';
 import { emptyBodyAsObject } from '../http/empty-body.ts';
 import { ADDITIONAL_STATUSES, STATUSES } from './statuses.ts';
+import { sendJsonArray } from './camera-list.ts';
 import * as S from '../inspection.schemas.ts';
 
 const errors = S.errorResponses;
@@ -118,6 +120,12 @@ export function registerInspectionCrudRoutes(r: HttpServer, deps: InspectionRout
   r.get(
     '/v1/inspections/:id/cameras/',
     { schema: { tags: ['processing'], headers: S.AuthHeaders, params: S.IdParams, querystring: S.PageQuery, response: { 200: ListOf(S.Camera), ...errors } } },
-    async (request) => respondList(request, request.query, await deps.inspections.cameras(request.auth, request.params.id)),
+    async (request, reply) => {
+      const cameras = await deps.inspections.cameras(request.auth, request.params.id);
+      if (request.query.page !== undefined || request.query.page_size !== undefined) return respondList(request, request.query, cameras);
+      // Performance (bench/README.md, "Scale"): the whole list is streamed page by page, each
+      // camera written by this route's own compiled serializer of S.Camera (camera-list.ts).
+      return sendJsonArray(reply as FastifyReply, S.Camera, cameras.pages());
+    },
   );
 }

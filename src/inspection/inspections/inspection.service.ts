@@ -2,7 +2,7 @@
 // registration and the start of processing (spec "Endpoints", "Allowance rules", "States and
 // transitions"). Deletion lives in ../deletion, retries in ../retries; the SQL of the inspections
 // table in inspection.repository.ts, access checks in ../auth/inspection-access.ts.
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { InspectionRow, InspectionTables, Point3, ProcessingParameters } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import { ownerOf } from '../auth/access.ts';
@@ -12,7 +12,9 @@ import type { AssetInput, AssetService } from '../assets/asset.service.ts';
 import { AllowanceService, accountOf, type AllowanceCode } from '../allowance/allowance.service.ts';
 import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
 import type { InspectionRecord } from './inspection.mapper.ts';
-import { bundleRetriesColumn, toRecord, toRecords, toRecordWithRetries } from './inspection-records.ts';
+import { toRecord, toRecords } from './inspection-records.ts';
+import { readRecord } from './inspection-read.ts';
+import { CameraList } from './camera-list.ts';
 import { PROCESSABLE_STATUSES, SETTABLE_STATUSES, Status } from './statuses.ts';
 import type { InspectionRepository, InspectionUpdate } from './inspection.repository.ts';
 import type { InspectionPipeline } from '../pipeline/inspection-pipeline.ts';
@@ -54,19 +56,6 @@ export interface UpdateInspectionInput {
 }
 
 type VisibleQuery = ReturnType<InspectionRepository['visible']>;
-
-export interface CameraRecord {
-  id: number;
-  photo_id: number;
-  filename: string;
-  location: { latitude: number | null; longitude: number | null; elevation: number | null };
-  mission: string;
-  dimensions: { x: number; y: number };
-  quaternions: [number, number, number, number];
-  is_master: boolean;
-  is_reviewed: boolean;
-  is_visible: boolean;
-}
 
 export class InspectionService {
   constructor(
@@ -124,10 +113,10 @@ export class InspectionService {
   }
 
   async get(auth: AuthContext, id: number): Promise<InspectionRecord> {
-    // Performance (bench/README.md, "API"): the row and its bundle's retries in one statement.
-    const row = await this.inspections.visible(auth).select(bundleRetriesColumn).where('id', '=', id).executeTakeFirst();
-    if (!row) throw notFound('Inspection');
-    return toRecordWithRetries(row);
+    // Performance (bench/README.md, "API"): the row and its bundle's retries in one prepared statement.
+    const record = await readRecord(this.db, auth, id);
+    if (!record) throw notFound('Inspection');
+    return record;
   }
 
   /** The inspections of the request's account, deleted ones excluded. */
@@ -274,22 +263,10 @@ export class InspectionService {
     return toRecord(this.db, row);
   }
 
-  async cameras(auth: AuthContext, id: number): Promise<CameraRecord[]> {
+  /** The cameras of an inspection (404 when it is not visible); camera-list.ts streams them. */
+  async cameras(auth: AuthContext, id: number): Promise<CameraList> {
     const inspection = await this.access.requireInspection(auth, id);
-    // Performance (bench/README.md, "Scale"): the database builds the records as one JSON text,
-    // parsed once here. Decoding 10k rows × 16 columns field by field took ~3× longer on the
-    // embedded database (PGlite decodes every field in JS). Same records as the row mapping was:
-    // quaternions default to [1, 0, 0, 0]; float8 prints shortest-exact, so numbers round-trip.
-    const { rows } = await sql<{ body: string }>`
-      select coalesce(json_agg(json_build_object(
-        'id', id, 'photo_id', id, 'filename', filename,
-        'location', json_build_object('latitude', latitude, 'longitude', longitude, 'elevation', elevation),
-        'mission', mission, 'dimensions', json_build_object('x', width, 'y', height),
-        'quaternions', case when quaternion is null or jsonb_typeof(quaternion) = 'null' then '[1, 0, 0, 0]'::jsonb else quaternion end,
-        'is_master', is_master, 'is_reviewed', is_reviewed, 'is_visible', is_visible
-      ) order by id), '[]')::text as body
-      from inspection.cameras where inspection_id = ${inspection.id}`.execute(this.db);
-    return JSON.parse(rows[0].body) as CameraRecord[];
+    return new CameraList(this.db, inspection.id);
   }
 
   private windowed(auth: AuthContext, filter: (q: VisibleQuery) => VisibleQuery): WindowedSource<InspectionRecord> {

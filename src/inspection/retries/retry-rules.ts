@@ -24,22 +24,37 @@ export interface RetryCandidate {
   processing_started_at: Date | null;
 }
 
+type Refusal = 'age' | 'status' | 'never_processed' | 'retry_in_progress' | 'too_many';
+
+/** Which condition refuses a retry now, or null when none does. */
+function refusalOf(inspection: RetryCandidate, bundleRetries: RetryInfo[], now: number): Refusal | null {
+  if (now - inspection.created_at.getTime() >= RETRY_MAX_AGE_DAYS * 24 * 3600 * 1000) return 'age';
+  if (!RETRYABLE_STATUSES.has(inspection.status)) return 'status';
+  if (inspection.processing_started_at === null) return 'never_processed';
+  if (bundleRetries.some((r) => !STABLE_STATUSES.has(r.status))) return 'retry_in_progress';
+  if (bundleRetries.length >= RETRY_MAX_COUNT) return 'too_many';
+  return null;
+}
+
 /** Why the inspection cannot be retried now, or null when it can. */
 export function retryRefusal(inspection: RetryCandidate, bundleRetries: RetryInfo[], now = new Date()): string | null {
-  if (now.getTime() - inspection.created_at.getTime() >= RETRY_MAX_AGE_DAYS * 24 * 3600 * 1000) {
-    return `Only inspections created less than ${RETRY_MAX_AGE_DAYS} days ago can be retried.`;
+  switch (refusalOf(inspection, bundleRetries, now.getTime())) {
+    case 'age':
+      return `Only inspections created less than ${RETRY_MAX_AGE_DAYS} days ago can be retried.`;
+    case 'status':
+      return `An inspection in status ${inspection.status} cannot be retried; retryable statuses: ${[...RETRYABLE_STATUSES].join(', ')}.`;
+    case 'never_processed':
+      return 'This inspection was never processed: start its processing instead of retrying it.';
+    case 'retry_in_progress':
+      return 'A retry of this inspection is in progress.';
+    case 'too_many':
+      return `This inspection already has ${bundleRetries.length} retries; at most ${RETRY_MAX_COUNT} are allowed.`;
+    case null:
+      return null;
   }
-  if (!RETRYABLE_STATUSES.has(inspection.status)) {
-    return `An inspection in status ${inspection.status} cannot be retried; retryable statuses: ${[...RETRYABLE_STATUSES].join(', ')}.`;
-  }
-  if (inspection.processing_started_at === null) {
-    return 'This inspection was never processed: start its processing instead of retrying it.';
-  }
-  if (bundleRetries.some((r) => !STABLE_STATUSES.has(r.status))) {
-    return 'A retry of this inspection is in progress.';
-  }
-  if (bundleRetries.length >= RETRY_MAX_COUNT) {
-    return `This inspection already has ${bundleRetries.length} retries; at most ${RETRY_MAX_COUNT} are allowed.`;
-  }
-  return null;
+}
+
+/** Whether the inspection can be retried now (`can_retry` of every record): retryRefusal without its message. */
+export function canRetry(inspection: RetryCandidate, bundleRetries: RetryInfo[], now = Date.now()): boolean {
+  return refusalOf(inspection, bundleRetries, now) === null;
 }
