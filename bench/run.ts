@@ -22,6 +22,7 @@ import { runRustDetection } from './rust-detection.ts';
 import { summariseProfiles } from './profile-summary.ts';
 import type { BenchOptions, BenchResult, MemoryRecord } from './lib/context.ts';
 import { ROOT } from './lib/processes.ts';
+import { buildServer } from '../scripts/build.ts';
 import { fmt, log, renderTable, type Row } from './lib/stats.ts';
 
 const BENCHMARKS = { api: runApi, upload: runUpload, analysis: runAnalysis, scale: runScale, rust: runRustDetection } as const;
@@ -73,6 +74,8 @@ async function main(): Promise<void> {
   const notes: string[] = [];
   const failures: string[] = [];
   log(`benchmarks ${only.join(', ')}; ${options.rounds} rounds; node ${process.version}; ${os.cpus().length} CPUs`);
+  // The API and upload servers run dist/ as `npm start` does (processes.ts, npmStartArgs).
+  if (only.includes('api') || only.includes('upload')) buildServer();
   for (const name of only) {
     log(`== ${name}`);
     const t0 = Date.now();

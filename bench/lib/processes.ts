@@ -1,5 +1,5 @@
-// Child processes of the benchmarks: the server under test (`src/main.ts serve`, or the bench host
-// for the benchmarks that need untimed in-process setup), and the anchors. Every one is its own
+// Child processes of the benchmarks: the server under test (`dist/main.js serve` as `npm start` runs
+// it, or the bench host for the benchmarks that need untimed in-process setup), and the anchors. Every one is its own
 // process, so its memory can be read from /proc and the load generator never shares its event loop.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -202,13 +202,24 @@ export interface ServerOptions {
   name: string;
   database: DatabaseKind;
   /**
-   * 'main': `src/main.ts serve` through tsx exactly; 'compiled': `dist/main.js serve` on plain node
-   * (what `npm start` runs; build it first); 'host': bench/host.ts (the same startSystem, plus IPC
-   * for untimed setup).
+   * 'compiled' (the default): `npm start`'s command on plain node (npmStartArgs; build dist/
+   * first: run.ts does); 'main': `src/main.ts serve` through tsx; 'host': bench/host.ts (the same
+   * startSystem through tsx, plus IPC for untimed setup).
    */
   entry?: 'main' | 'compiled' | 'host';
   env?: Record<string, string>;
   cpuProfDir?: string;
+}
+
+/**
+ * The node options and script of `npm start` (package.json), e.g. `--max-semi-space-size=2
+ * dist/main.js serve`: the 'compiled' server under test runs exactly what a deployment runs.
+ */
+export function npmStartArgs(): string[] {
+  const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const words = scripts.start.trim().split(/\s+/);
+  if (words[0] !== 'node' || !words.includes('dist/main.js')) throw new Error(`package.json's start script is not "node [options] dist/main.js ...": ${scripts.start}`);
+  return words.slice(1);
 }
 
 /** PostgreSQL server for the postgres runs (trust auth on loopback, as the tests use). */
@@ -237,11 +248,11 @@ async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<
 export async function startServer(options: ServerOptions): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `oi-bench-${options.name}-`));
   const database = options.database === 'postgres' ? await createPostgresDatabase() : undefined;
-  const entry = options.entry ?? 'main';
+  const entry = options.entry ?? 'compiled';
   try {
     const child = await spawnNode({
       name: options.name,
-      args: entry === 'main' ? ['src/main.ts', 'serve'] : entry === 'compiled' ? ['dist/main.js', 'serve'] : ['bench/host.ts'],
+      args: entry === 'main' ? ['src/main.ts', 'serve'] : entry === 'compiled' ? npmStartArgs() : ['bench/host.ts'],
       loader: entry !== 'compiled',
       ipc: entry === 'host',
       cpuProfDir: options.cpuProfDir,
