@@ -202,7 +202,7 @@ export interface ServerOptions {
   name: string;
   database: DatabaseKind;
   /**
-   * 'compiled' (the default): `npm start`'s command on plain node (npmStartArgs; build dist/
+   * 'compiled' (the default): `npm start`'s command on plain node (npmStartCommand; build dist/
    * first: run.ts does); 'main': `src/main.ts serve` through tsx; 'host': bench/host.ts (the same
    * startSystem through tsx, plus IPC for untimed setup).
    */
@@ -212,14 +212,20 @@ export interface ServerOptions {
 }
 
 /**
- * The node options and script of `npm start` (package.json), e.g. `--max-semi-space-size=2
- * dist/main.js serve`: the 'compiled' server under test runs exactly what a deployment runs.
+ * The command of `npm start` (package.json): its environment assignments (e.g. glibc's
+ * MALLOC_MMAP_THRESHOLD_), then node's options and the script, e.g. `--max-semi-space-size=2
+ * dist/main.js serve`. The 'compiled' server under test runs exactly what a deployment runs.
  */
-export function npmStartArgs(): string[] {
+export function npmStartCommand(): { env: Record<string, string>; args: string[] } {
   const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const words = scripts.start.trim().split(/\s+/);
-  if (words[0] !== 'node' || !words.includes('dist/main.js')) throw new Error(`package.json's start script is not "node [options] dist/main.js ...": ${scripts.start}`);
-  return words.slice(1);
+  const env: Record<string, string> = {};
+  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
+    const [name, ...value] = words.shift()!.split('=');
+    env[name] = value.join('=');
+  }
+  if (words[0] !== 'node' || !words.includes('dist/main.js')) throw new Error(`package.json's start script is not "[VAR=value ...] node [options] dist/main.js ...": ${scripts.start}`);
+  return { env, args: words.slice(1) };
 }
 
 /** PostgreSQL server for the postgres runs (trust auth on loopback, as the tests use). */
@@ -249,10 +255,11 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `oi-bench-${options.name}-`));
   const database = options.database === 'postgres' ? await createPostgresDatabase() : undefined;
   const entry = options.entry ?? 'compiled';
+  const npmStart = npmStartCommand();
   try {
     const child = await spawnNode({
       name: options.name,
-      args: entry === 'main' ? ['src/main.ts', 'serve'] : entry === 'compiled' ? npmStartArgs() : ['bench/host.ts'],
+      args: entry === 'main' ? ['src/main.ts', 'serve'] : entry === 'compiled' ? npmStart.args : ['bench/host.ts'],
       loader: entry !== 'compiled',
       ipc: entry === 'host',
       cpuProfDir: options.cpuProfDir,
@@ -266,6 +273,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
         // runs the load generator; both sides of every ratio run without per-request logs.
         LOG_LEVEL: 'warn',
         BOOTSTRAP_DEMO: 'true',
+        ...(entry === 'compiled' ? npmStart.env : {}),
         ...options.env,
       },
       ready: (output) => parseUrls(output) !== undefined,
