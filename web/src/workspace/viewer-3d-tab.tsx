@@ -170,7 +170,7 @@ export function Viewer3dTab({ inspection }: TabProps) {
   return (
     <div className="viewer-3d">
       <div className="viewer-tools" role="toolbar" aria-label="3D tools">
-        <span>{pointCount.toLocaleString()} points · {data.cameras.length} cameras · {data.annotations.length} annotations in 3D</span>
+        <span>{counted(pointCount, 'point')} · {counted(data.cameras.length, 'camera')} · {counted(data.annotations.length, 'annotation')} in 3D</span>
         <button type="button" onClick={() => sceneRef.current?.fit()}>
           Fit view
         </button>
@@ -239,4 +239,9 @@ export function Viewer3dTab({ inspection }: TabProps) {
       )}
     </div>
   );
+}
+
+/** "1 camera", "12 cameras", "1,024 points". */
+function counted(n: number, noun: string): string {
+  return `${n.toLocaleString()} ${noun}${n === 1 ? '' : 's'}`;
 }
