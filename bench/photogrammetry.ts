@@ -75,14 +75,15 @@ async function readableImages(dir: string): Promise<(ReadableImage & { file: str
   return out;
 }
 
-function run(args: string[], cwd: string, glogDir: string, log: fs.WriteStream): Promise<void> {
+/** One COLMAP command; with `mayFail`, an exit code 1 resolves to false (the mapper's "no initial pair"). */
+function run(args: string[], cwd: string, glogDir: string, log: fs.WriteStream, mayFail = false): Promise<boolean> {
   return new Promise((resolve, reject) => {
     log.write(`\n$ colmap ${args.join(' ')}\n`);
     const child = spawn(COLMAP, args, { cwd, env: colmapEnv(glogDir), stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`colmap ${args[0]} exited with ${code}`))));
+    child.on('close', (code) => (code === 0 ? resolve(true) : mayFail && code === 1 ? resolve(false) : reject(new Error(`colmap ${args[0]} exited with ${code}`))));
   });
 }
 
@@ -113,17 +114,19 @@ async function bare(dataset: Dataset) {
   const featuresDone = Date.now();
   await run(matcherArgs('exhaustive', paths), work, glogDir, log);
   const matchingDone = Date.now();
-  // The engine's mapper attempts: again with another seed while images are left out.
+  // The engine's mapper attempts: again with another seed while images are left out, or when an
+  // attempt built no model (COLMAP exits with 1 when it finds no initial pair), as the engine does.
   const models: string[] = [];
   for (let attempt = 1; attempt <= MAPPER_ATTEMPTS; attempt++) {
     await fsp.mkdir(mapperOutput(paths, attempt), { recursive: true });
-    await run(mapperArgs(paths, groups.some((g) => g.focalPx === null), attempt), work, glogDir, log);
+    if (!(await run(mapperArgs(paths, groups.some((g) => g.focalPx === null), attempt), work, glogDir, log, true))) continue;
     models.push(...fs.readdirSync(mapperOutput(paths, attempt)).map((d) => path.join(mapperOutput(paths, attempt), d)));
     if (Math.max(0, ...(await Promise.all(models.map(registeredImageCount)))) >= images.length) break;
   }
   const seconds = (Date.now() - started) / 1000;
   const steps = { features: (featuresDone - started) / 1000, matching: (matchingDone - featuresDone) / 1000, mapping: (Date.now() - matchingDone) / 1000 };
   const counts = await Promise.all(models.map(registeredImageCount));
+  if (models.length === 0) throw new Error(`bare COLMAP built no model in ${MAPPER_ATTEMPTS} mapper attempts`);
   const best = models[counts.indexOf(Math.max(...counts))];
   await fsp.mkdir(path.join(work, 'model'));
   await run(converterArgs(best, path.join(work, 'model')), work, glogDir, log);
