@@ -15,6 +15,7 @@ import { loginDemo, newInspection, type BenchAccount } from './lib/account.ts';
 import { memoryRecord, rssSampler, type BenchOptions, type BenchResult } from './lib/context.ts';
 import { startServer, type DatabaseKind, type Server } from './lib/processes.ts';
 import { log, summarise, type Row } from './lib/stats.ts';
+import { CAMERA_STATISTICS_ROWS } from '../src/inspection/inspections/camera-list.ts';
 
 const BATCH = 500;
 
@@ -65,6 +66,8 @@ async function cameraListing(server: Server, account: BenchAccount, n: number, r
            from generate_series(1, $2::int) g`,
     params: [inspection.id, n],
   });
+  // What the analysis does after writing this many cameras (refreshCameraStatistics, camera-list.ts).
+  if (n >= CAMERA_STATISTICS_ROWS) await server.call({ cmd: 'sql', text: 'analyze inspection.cameras', params: [] });
   const url = `${account.client.options.baseUrl}/v1/inspections/${inspection.id}/cameras/`;
   const get = async () => {
     const started = performance.now();

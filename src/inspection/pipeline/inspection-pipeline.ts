@@ -22,6 +22,7 @@ import { analyzeImage } from '../../shared/image-metadata/index.ts';
 import { mapConcurrently } from '../../shared/concurrency.ts';
 import { openInput } from './storage-reader.ts';
 import { Status } from '../inspections/statuses.ts';
+import { CAMERA_STATISTICS_ROWS, refreshCameraStatistics } from '../inspections/camera-list.ts';
 import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import { ApiError, ValidationError } from '../../infra/http/errors.ts';
 import type { FileStore } from '../storage/inspection-files.ts';
@@ -125,6 +126,7 @@ export class InspectionPipeline {
         )
         .execute();
     }
+    if (cameras.length >= CAMERA_STATISTICS_ROWS) await refreshCameraStatistics(this.db);
     const valid = cameras.length;
     const log = this.logger.child({ inspectionId });
     log.info({ valid, invalid: invalid.length }, 'images analysed');
