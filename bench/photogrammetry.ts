@@ -125,8 +125,8 @@ async function bare(dataset: Dataset) {
   }
   const seconds = (Date.now() - started) / 1000;
   const steps = { features: (featuresDone - started) / 1000, matching: (matchingDone - featuresDone) / 1000, mapping: (Date.now() - matchingDone) / 1000 };
-  const counts = await Promise.all(models.map(registeredImageCount));
   if (models.length === 0) throw new Error(`bare COLMAP built no model in ${MAPPER_ATTEMPTS} mapper attempts`);
+  const counts = await Promise.all(models.map(registeredImageCount));
   const best = models[counts.indexOf(Math.max(...counts))];
   await fsp.mkdir(path.join(work, 'model'));
   await run(converterArgs(best, path.join(work, 'model')), work, glogDir, log);

@@ -16,7 +16,7 @@
 // could already see part of a write).
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { TSchema } from 'typebox';
 import type { InspectionTables } from '../inspection.tables.ts';
 import type { WindowedSource } from '../http/lists.ts';
@@ -34,7 +34,7 @@ export const CAMERA_STATISTICS_ROWS = 1000;
  * only a minute or so later; PGlite has no autovacuum at all. ANALYZE samples a bounded number of
  * rows (~30k), so it costs tens of milliseconds whatever the table's size.
  */
-export async function refreshCameraStatistics(db: Kysely<InspectionTables> | Transaction<InspectionTables>): Promise<void> {
+export async function refreshCameraStatistics(db: Kysely<InspectionTables>): Promise<void> {
   await sql`analyze inspection.cameras`.execute(db);
 }
 
