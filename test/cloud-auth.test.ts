@@ -51,20 +51,22 @@ describe('cloud OAuth2 tokens', () => {
     assert.equal(noSlash.status, 200, 'served without its trailing slash too');
   });
 
-  it('the JWT verifies with the published JWKS and PEM and carries the org claim; it is refused after expiry', async () => {
-    const { access_token } = (await (await fetch(tokenUrl(), { method: 'POST', body: new URLSearchParams(params()) })).json()) as any;
+  it('the JWT verifies with the published JWKS and PEM and carries the org claim; it lives at least expires_in, then is refused', async () => {
+    const issuedAfter = Date.now();
+    const { access_token, expires_in } = (await (await fetch(tokenUrl(), { method: 'POST', body: new URLSearchParams(params()) })).json()) as any;
     const jwks = createRemoteJWKSet(new URL(`${system.urls.cloud}/.well-known/jwks.json`));
     const { payload, protectedHeader } = await jwtVerify(access_token, jwks, { issuer: system.config.cloudIssuer });
     assert.equal(protectedHeader.alg, 'RS256');
     assert.equal(payload.sub, client.clientId);
     assert.equal(payload[`${new URL(system.config.cloudIssuer).host}/org`], orgUuid);
     assert.ok(typeof payload.iat === 'number' && typeof payload.exp === 'number');
+    assert.ok(payload.exp * 1000 >= issuedAfter + expires_in * 1000, 'exp rounds the issue time up: the token lives at least expires_in');
     const pem = await (await fetch(`${system.urls.cloud}/oauth2/public-key/`)).text();
     await jwtVerify(access_token, await importSPKI(pem, 'RS256'));
 
     const projects = `${system.urls.cloud}/project/api/v3/projects/`;
     assert.equal((await fetch(projects, { headers: { authorization: `Bearer ${access_token}` } })).status, 200);
-    await new Promise((resolve) => setTimeout(resolve, 2200));
+    await new Promise((resolve) => setTimeout(resolve, payload.exp! * 1000 - Date.now() + 100));
     await assert.rejects(jwtVerify(access_token, jwks), /exp/);
     const expired = await fetch(projects, { headers: { authorization: `Bearer ${access_token}` } });
     assert.equal(expired.status, 401);

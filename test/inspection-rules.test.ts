@@ -2,6 +2,7 @@
 // spent exactly once, authentication failures.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { decodeJwt } from 'jose';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
 import { InspectionClient } from '../src/sdk/inspection-client.ts';
@@ -151,12 +152,19 @@ describe('inspection rules', () => {
     assert.equal(forbidden.body.code, 'permission_denied');
   });
 
-  it('an expired token is refused', async () => {
+  it('a token lives at least its expires_in seconds, then is refused as expired', async () => {
     const short = await startTestSystem({ inspectionTokenTtl: 1 });
     try {
       const account = await short.newAccount();
+      const issuedAfter = Date.now();
+      const { api_token, expires_in } = await account.client.login(account.username, account.password);
+      assert.equal(expires_in, 1);
+      // exp is in whole seconds: rounded up from the issue time, never cutting the promised second short.
+      const { exp } = decodeJwt(api_token);
+      assert.ok(exp! * 1000 >= issuedAfter + expires_in * 1000, `exp ${exp} is at least ${expires_in} s after ${issuedAfter}`);
+      assert.ok(exp! * 1000 < Date.now() + (expires_in + 1) * 1000);
       assert.equal((await account.client.request('GET', '/v1/inspections/')).status, 200);
-      await new Promise((resolve) => setTimeout(resolve, 2100));
+      await new Promise((resolve) => setTimeout(resolve, exp! * 1000 - Date.now() + 100));
       const expired = await account.client.request('GET', '/v1/inspections/');
       assert.equal(expired.status, 401);
       assert.equal(expired.body.code, 'token_expired');

@@ -3,6 +3,7 @@
 // published as a JWKS and as PEM so clients can verify tokens on their own.
 import crypto from 'node:crypto';
 import { SignJWT, jwtVerify, exportJWK, calculateJwkThumbprint, errors as joseErrors, type JWK } from 'jose';
+import { tokenExpiry } from '../../infra/auth/token-expiry.ts';
 import type { Kysely } from 'kysely';
 import type { CloudTables } from '../cloud.tables.ts';
 import { constantTimeEqual, generateSecret, sha256Hex } from '../../infra/auth/secrets.ts';
@@ -114,7 +115,7 @@ export class OAuthService {
       .setSubject(clientId)
       .setIssuer(this.options.issuer)
       .setIssuedAt()
-      .setExpirationTime(Math.floor(Date.now() / 1000) + this.options.tokenTtlSeconds)
+      .setExpirationTime(tokenExpiry(this.options.tokenTtlSeconds))
       .sign(this.options.privateKey);
     return { access_token, token_type: 'Bearer' as const, expires_in: this.options.tokenTtlSeconds, scope: CLOUD_SCOPE };
   }

@@ -10,6 +10,7 @@
 //   principal has the scope `share:read`, which opens the GET routes of SHAREABLE_READS for the
 //   one inspection of the token. One path, one principal, one scope check for both.
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { tokenExpiry } from '../../infra/auth/token-expiry.ts';
 import type { Kysely } from 'kysely';
 import type { InspectionTables } from '../inspection.tables.ts';
 import { sha256Hex, verifyPassword } from '../../infra/auth/secrets.ts';
@@ -128,7 +129,7 @@ export class AuthService {
       .setSubject(String(user.id))
       .setIssuer(ISSUER)
       .setIssuedAt()
-      .setExpirationTime(Math.floor(Date.now() / 1000) + this.tokenTtlSeconds)
+      .setExpirationTime(tokenExpiry(this.tokenTtlSeconds))
       .sign(this.signingKey);
     return { api_token, expires_in: this.tokenTtlSeconds };
   }
