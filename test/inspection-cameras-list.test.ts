@@ -1,6 +1,7 @@
-// GET /v1/inspections/{id}/cameras/ streamed page by page (inspections/camera-list.ts): the body is
-// the same, byte for byte, as the answer built whole was (one json_agg of every camera, parsed, then
-// serialized by Fastify's compiled serializer of the route's response schema), across page
+// GET /v1/inspections/{id}/cameras/ streamed page by page from the records' JSON texts that a trigger
+// keeps (inspections/camera-list.ts, camera-list-json.ts): the body is the same, byte for byte, as
+// the answer built whole was (one json_agg of every camera, parsed, then serialized by Fastify's
+// compiled serializer of the route's response schema), after inserts and updates, across page
 // boundaries, with another inspection's cameras interleaved, and with the values whose text is
 // easy to get wrong (nulls, the default quaternion, tiny, huge and negative-zero floats, escapes).
 // The paged answer is unchanged too.
@@ -72,7 +73,9 @@ describe('inspection service: the cameras list, streamed', () => {
     await sql`
       insert into inspection.cameras (inspection_id, image_key, filename, latitude, longitude, elevation, width, height, quaternion, mission)
       values (${inspection}, 'uploads/k/odd-1', ${'quote " backslash \\ newline \n tab \t ünïcödé 🛰 </script>'}, -0.0, 1e21, 1e-300, 1, 1, '[-0.0, 1e21, 123456789012345680000, 5e-324]'::jsonb, ${'\u2028\u2029\u0001'}),
-             (${inspection}, 'uploads/k/odd-2', '', 0.1, 0.2, 0.30000000000000004, 2147483647, 0, '[1, 0, 0, 7]'::jsonb, '')`.execute(db());
+             (${inspection}, 'uploads/k/odd-2', '', 0.1, 0.2, 0.30000000000000004, 2147483647, 0, '[1, 0, 0, 7]'::jsonb, ''),
+             (${inspection}, 'uploads/k/odd-3', 'e', 1e-5, -2.5e-6, 1.5e15, 1, 1, '[1e-7, 9.999999999999999e-5, 1e20, -1e-300]'::jsonb, ''),
+             (${inspection}, 'uploads/k/odd-4', 'f', 0.0001, 999999999999999.9, 1e-6, 1, 1, '[123456789012345.6, 1e15, 1e-4, 0.000001]'::jsonb, '')`.execute(db());
   });
   after(async () => {
     await system?.stop();
@@ -84,10 +87,50 @@ describe('inspection service: the cameras list, streamed', () => {
     assert.equal(answer.status, 200);
     assert.equal(answer.type, 'application/json; charset=utf-8');
     const cameras = JSON.parse(answer.text) as { id: number }[];
-    assert.equal(cameras.length, 2 * CAMERA_PAGE_ROWS + 7 + 2);
+    assert.equal(cameras.length, 2 * CAMERA_PAGE_ROWS + 7 + 4);
     assert.ok(cameras.every((c, i) => i === 0 || c.id > cameras[i - 1].id), 'ordered by id, no repeat');
     assert.equal(answer.text, expected);
     assert.equal((await get(`/v1/inspections/${other}/cameras/`)).text, await wholeListBody(db(), other));
+  });
+
+  it('shows a camera as it is after an update (the reconstruction rewrites positions and quaternions)', async () => {
+    await sql`
+      update inspection.cameras set latitude = 1e-7, longitude = null, elevation = 42.5, quaternion = '[0.25, -0.5, 0.75, 1e-5]'::jsonb, filename = 'renamed "x"', is_reviewed = true
+       where inspection_id = ${inspection} and image_key = 'uploads/k/odd-2'`.execute(db());
+    const answer = await get(`/v1/inspections/${inspection}/cameras/`);
+    assert.equal(answer.text, await wholeListBody(db(), inspection));
+    const camera = (JSON.parse(answer.text) as { filename: string; location: object; quaternions: number[]; is_reviewed: boolean }[]).find((c) => c.filename === 'renamed "x"')!;
+    assert.deepEqual(camera.location, { latitude: 1e-7, longitude: null, elevation: 42.5 });
+    assert.deepEqual(camera.quaternions, [0.25, -0.5, 0.75, 1e-5]);
+    assert.equal(camera.is_reviewed, true);
+    assert.match(answer.text, /"latitude":1e-7,/, 'as JavaScript prints it');
+  });
+
+  it('answers null for positions that are not numbers in JSON (NaN, ±Infinity) and the default for a malformed quaternion, never invalid JSON', async () => {
+    const asset = await account.client.createAsset({ name: 'Odd', type: 1, latitude: '1.00000000', longitude: '1.00000000' });
+    const odd = (await account.client.createInspection({ asset: asset.id, name: 'Odd numbers' })).id;
+    await sql`
+      insert into inspection.cameras (inspection_id, image_key, filename, latitude, longitude, elevation, width, height, quaternion)
+      values (${odd}, 'uploads/k/nan', 'nan', 'NaN', 'Infinity', '-Infinity', 1, 1, '[1, 0, 0, 0.5]'::jsonb),
+             (${odd}, 'uploads/k/q-text', 'q', 1, 2, 3, 1, 1, '[1, "x", 0, 0]'::jsonb),
+             (${odd}, 'uploads/k/q-three', 'r', 1, 2, 3, 1, 1, '[1, 0, 0]'::jsonb),
+             (${odd}, 'uploads/k/q-object', 's', 1, 2, 3, 1, 1, '{"w": 1}'::jsonb)`.execute(db());
+    // A session that prints floats rounded to 15 digits (extra_float_digits = 0) still writes exact records.
+    await db().transaction().execute(async (trx) => {
+      await sql`set local extra_float_digits = 0`.execute(trx);
+      await sql`insert into inspection.cameras (inspection_id, image_key, filename, latitude, longitude, elevation, width, height, quaternion)
+                values (${odd}, 'uploads/k/rounded', 't', 0.30000000000000004, 1, 2, 1, 1, '[0.1, 0.2, 0.30000000000000004, 1]'::jsonb)`.execute(trx);
+    });
+    const answer = await get(`/v1/inspections/${odd}/cameras/`);
+    assert.equal(answer.status, 200);
+    const cameras = JSON.parse(answer.text) as { location: { latitude: number }; quaternions: number[] }[];
+    const rounded = cameras.pop()!;
+    assert.equal(rounded.location.latitude, 0.30000000000000004);
+    assert.deepEqual(rounded.quaternions, [0.1, 0.2, 0.30000000000000004, 1]);
+    assert.deepEqual(cameras[0].location, { latitude: null, longitude: null, elevation: null });
+    assert.deepEqual(cameras[0].quaternions, [1, 0, 0, 0.5]);
+    // A quaternion that is not 4 numbers is shown as the default, as a missing one is.
+    assert.deepEqual(cameras.slice(1).map((c) => c.quaternions), [[1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]]);
   });
 
   it('answers [] for an inspection without cameras, as before', async () => {

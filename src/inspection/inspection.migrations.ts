@@ -1,5 +1,6 @@
 // Schema `inspection`: owned by the inspection service alone.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { cameraListJsonDdl } from './inspections/camera-list-json.ts';
 import { serverSecretsTableDdl } from '../infra/secrets/server-secrets.ts';
 import { runStatements, type MigrationSet } from '../infra/database/migrate.ts';
 
@@ -266,6 +267,18 @@ export const inspectionMigrations: MigrationSet = {
   '0007_cameras_by_inspection_id': {
     async up(db: Kysely<unknown>) {
       await runStatements(db, `create index cameras_inspection_id_id on inspection.cameras (inspection_id, id)`);
+    },
+  },
+  // Issue 14: each camera keeps its record of the cameras list as JSON text, written by a trigger
+  // on every insert and update, so that the list is the database's concatenation of stored texts
+  // (inspections/camera-list.ts, camera-list-json.ts).
+  '0008_camera_list_json': {
+    async up(db: Kysely<unknown>) {
+      for (const statement of cameraListJsonDdl) await sql.raw(statement).execute(db);
+      await sql`alter table inspection.cameras add column list_json text`.execute(db);
+      await sql`create trigger cameras_list_json before insert or update on inspection.cameras for each row execute function inspection.camera_list_json()`.execute(db);
+      await sql`update inspection.cameras set list_json = null`.execute(db); // the trigger writes every row's text
+      await sql`alter table inspection.cameras alter column list_json set not null`.execute(db);
     },
   },
 };

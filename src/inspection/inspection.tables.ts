@@ -240,6 +240,8 @@ export interface CamerasTable {
   is_visible: Generated<boolean>;
   /** The calibrated camera (intrinsics and pose in the output system), when reconstructed. */
   calibration: Json<CameraCalibration | null> | null;
+  /** The camera's record in the cameras list, as JSON text; written by a trigger (inspections/camera-list-json.ts), never by the code. */
+  list_json: Generated<string>;
 }
 
 export type AssetRow = Selectable<AssetsTable>;

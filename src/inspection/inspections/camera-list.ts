@@ -2,13 +2,13 @@
 //
 // Performance (bench/README.md, "Scale"): the unpaged list is streamed. It is read in keyset pages
 // of CAMERA_PAGE_ROWS cameras (by id, the list's order; index cameras_inspection_id_id), each page
-// built by the database as one JSON text (PGlite decodes a text field at once, but every field of
-// every row one by one in JavaScript), and each camera is written to the reply by the compiled
-// serializer of the route's own camera schema as soon as its page arrives. The body is the same,
-// byte for byte, as the whole array serialized at once was; the server never holds more than two
-// pages (the one being written and the next one, read meanwhile). Before, 100,000 cameras were one
-// 26 MB JSON text, parsed whole, validated whole against the response schema's union, serialized
-// whole: 1.4–1.7 s and ~550 MB of RSS at the peak.
+// one string_agg of the records the cameras keep as JSON text (list_json, written by a trigger:
+// camera-list-json.ts), and each page's text is written to the reply as it arrives, neither parsed
+// nor serialized again. The body is the same, byte for byte, as Fastify's serializer of the route's
+// schema writes for the whole list; the server never holds more than two pages (the one being
+// written and the next one, read meanwhile). Before: 100,000 cameras as one 26 MB JSON text built
+// at read time, parsed, validated and serialized whole, 1.4–1.7 s and ~550 MB of RSS at the peak;
+// then streamed pages built at read time and serialized again, 1.2–1.5 s.
 //
 // Each page is read on its own: a camera updated while the list is being written shows its new
 // values if its page had not been read yet. The list is ordered by id and has no repeat; cameras
@@ -17,7 +17,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { TSchema } from 'typebox';
 import type { InspectionTables } from '../inspection.tables.ts';
 import type { WindowedSource } from '../http/lists.ts';
 
@@ -51,19 +50,6 @@ export interface CameraRecord {
   is_visible: boolean;
 }
 
-// One camera record as JSON text, built by the database by concatenation: half the time of
-// json_build_object, which looks up every argument's type on every row (100k cameras: 0.71 s
-// against 1.45 s on PostgreSQL, measured). The text is parsed by JSON.parse and written again by
-// the route's serializer, so only the values matter: float8 prints shortest-exact (JSON.parse reads
-// back the same double), to_json quotes and escapes text, bool casts to true/false. Quaternions
-// default to [1, 0, 0, 0].
-const record = sql`'{"id":' || id || ',"photo_id":' || id || ',"filename":' || to_json(filename)::text
-  || ',"location":{"latitude":' || coalesce(latitude::text, 'null') || ',"longitude":' || coalesce(longitude::text, 'null')
-  || ',"elevation":' || coalesce(elevation::text, 'null') || '},"mission":' || to_json(mission)::text
-  || ',"dimensions":{"x":' || width || ',"y":' || height || '},"quaternions":'
-  || case when quaternion is null or jsonb_typeof(quaternion) = 'null' then '[1, 0, 0, 0]' else quaternion::text end
-  || ',"is_master":' || is_master || ',"is_reviewed":' || is_reviewed || ',"is_visible":' || is_visible || '}'`;
-
 export class CameraList implements WindowedSource<CameraRecord> {
   constructor(
     private readonly db: Kysely<InspectionTables>,
@@ -78,11 +64,15 @@ export class CameraList implements WindowedSource<CameraRecord> {
   /** A window of the list (the paged answer), or the whole list. */
   async fetch(window?: { limit: number; offset: number }): Promise<CameraRecord[]> {
     const limit = window ? sql`limit ${window.limit} offset ${window.offset}` : sql``;
-    return (await this.page(sql`inspection_id = ${this.inspectionId}`, limit)).records;
+    const page = await this.page(sql`inspection_id = ${this.inspectionId}`, limit);
+    return page.count === 0 ? [] : (JSON.parse(`[${page.json}]`) as CameraRecord[]);
   }
 
-  /** The whole list, page by page; the next page is read while the caller handles the current one. */
-  async *pages(): AsyncGenerator<CameraRecord[]> {
+  /**
+   * The whole list, page by page, each page its records' JSON texts joined by commas; the next
+   * page is read while the caller handles the current one.
+   */
+  async *pages(): AsyncGenerator<string> {
     const read = (after: number) => this.page(sql`inspection_id = ${this.inspectionId} and id > ${after}`, sql`limit ${CAMERA_PAGE_ROWS}`);
     // A page read ahead and never awaited (the client went away) must not be an unhandled rejection.
     const ahead = (after: number) => {
@@ -93,41 +83,34 @@ export class CameraList implements WindowedSource<CameraRecord> {
     let next = ahead(0);
     for (;;) {
       const page = await next;
-      if (page.last === null) return;
-      if (page.records.length === CAMERA_PAGE_ROWS) next = ahead(page.last);
-      yield page.records;
-      if (page.records.length < CAMERA_PAGE_ROWS) return;
+      if (page.count === 0) return;
+      if (page.count === CAMERA_PAGE_ROWS) next = ahead(page.last);
+      yield page.json;
+      if (page.count < CAMERA_PAGE_ROWS) return;
     }
   }
 
-  private async page(where: RawBuilder<unknown>, limit: RawBuilder<unknown>): Promise<{ records: CameraRecord[]; last: number | null }> {
-    const { rows } = await sql<{ body: string; last: number | null }>`
-      select '[' || coalesce(string_agg(${record}, ',' order by id), '') || ']' as body, max(id) as last
-      from (
-        select id, filename, latitude, longitude, elevation, mission, width, height, quaternion, is_master, is_reviewed, is_visible
-        from inspection.cameras where ${where} order by id ${limit}
-      ) as page`.execute(this.db);
-    return { records: JSON.parse(rows[0].body) as CameraRecord[], last: rows[0].last };
+  private async page(where: RawBuilder<unknown>, limit: RawBuilder<unknown>): Promise<{ json: string; count: number; last: number }> {
+    const { rows } = await sql<{ json: string | null; count: number; last: number | null }>`
+      select string_agg(list_json, ',' order by id) as json, count(*)::int as count, max(id) as last
+      from (select id, list_json from inspection.cameras where ${where} order by id ${limit}) as page`.execute(this.db);
+    return { json: rows[0].json ?? '', count: rows[0].count, last: rows[0].last ?? 0 };
   }
 }
 
 /**
- * Answers 200 with the JSON array of every item of `pages`, streamed one chunk per page, each item
- * written by the compiled serializer of `itemSchema` (Fastify's, cached per route: the very text
- * the serializer of an array of that schema writes for it). An error after the first chunk cuts
- * the reply: it is never completed into a valid but partial list.
+ * Answers 200 with a JSON array streamed one chunk per page, each page the texts of its items
+ * already joined by commas (an empty page is skipped). An error after the first chunk cuts the
+ * reply: it is never completed into a valid but partial list.
  */
-export function sendJsonArray<T>(reply: FastifyReply, itemSchema: TSchema, pages: AsyncIterable<T[]>): FastifyReply {
-  const serialize = reply.compileSerializationSchema(itemSchema as unknown as Record<string, unknown>, '200') as unknown as (item: T) => string;
+export function sendJsonArrayPages(reply: FastifyReply, pages: AsyncIterable<string>): FastifyReply {
   const body = Readable.from(
     (async function* () {
       let first = true;
       for await (const items of pages) {
         if (items.length === 0) continue;
-        let chunk = first ? '[' : ',';
+        yield (first ? '[' : ',') + items;
         first = false;
-        for (let i = 0; i < items.length; i++) chunk += (i === 0 ? '' : ',') + serialize(items[i]);
-        yield chunk;
       }
       yield first ? '[]' : ']';
     })(),

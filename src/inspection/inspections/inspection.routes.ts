@@ -7,7 +7,7 @@ import type { InspectionRouteDeps } from '../inspection.routes.ts';
 import { ListOf, respondList } from '../http/lists.ts';
 import { emptyBodyAsObject } from '../http/empty-body.ts';
 import { ADDITIONAL_STATUSES, STATUSES } from './statuses.ts';
-import { sendJsonArray } from './camera-list.ts';
+import { sendJsonArrayPages } from './camera-list.ts';
 import * as S from '../inspection.schemas.ts';
 
 const errors = S.errorResponses;
@@ -124,8 +124,8 @@ export function registerInspectionCrudRoutes(r: HttpServer, deps: InspectionRout
       const cameras = await deps.inspections.cameras(request.auth, request.params.id);
       if (request.query.page !== undefined || request.query.page_size !== undefined) return respondList(request, request.query, cameras);
       // Performance (bench/README.md, "Scale"): the whole list is streamed page by page, each
-      // camera written by this route's own compiled serializer of S.Camera (camera-list.ts).
-      return sendJsonArray(reply as FastifyReply, S.Camera, cameras.pages());
+      // camera's record the JSON text the database keeps for it (camera-list.ts).
+      return sendJsonArrayPages(reply as FastifyReply, cameras.pages());
     },
   );
 }
