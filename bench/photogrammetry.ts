@@ -3,7 +3,9 @@
 //
 // Per dataset and round, alternating which side runs first:
 //   bare     the COLMAP CLI alone, as a user would run it: feature_extractor with the engine's
-//            intrinsics (colmap-commands.ts, one camera per group, EXIF focal), exhaustive_matcher
+//            intrinsics (colmap-commands.ts, one camera per group, EXIF focal) and COLMAP's
+//            default SIFT octaves (the engine skips the doubled first octave on large photos:
+//            firstOctave in colmap-commands.ts), exhaustive_matcher
 //            (every pair), mapper with the engine's options and attempts (again with another seed
 //            while images are left out); timed from the first command to the mapper's end (the
 //            model is exported to text afterwards, untimed, for the figures);
@@ -109,7 +111,7 @@ async function bare(dataset: Dataset) {
   for (const [g, group] of groups.entries()) {
     const list = path.join(work, `images-${g + 1}.txt`);
     await fsp.writeFile(list, group.images.join('\n') + '\n');
-    await run(featureExtractorArgs(paths, group, list), work, glogDir, log);
+    await run(featureExtractorArgs(paths, group, list, true), work, glogDir, log); // COLMAP's default octaves, as a user runs it
   }
   const featuresDone = Date.now();
   await run(matcherArgs('exhaustive', paths), work, glogDir, log);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
 import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
 import { ColmapEngine } from '../src/cloud/processing/colmap/colmap-engine.ts';
-import { chooseMatcher } from '../src/cloud/processing/colmap/colmap-commands.ts';
+import { chooseMatcher, featureExtractorArgs, firstOctave } from '../src/cloud/processing/colmap/colmap-commands.ts';
 import { registeredImageNames } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { clipConvex, fallbackPairs, groundFootprints, localPositions, pairListText, polygonArea, selectPairs, PAIR_SELECTION_DEFAULTS, type PairImage } from '../src/cloud/processing/colmap/pair-selection.ts';
 import { EngineError, type EngineInput } from '../src/cloud/processing/engine.ts';
@@ -147,6 +147,18 @@ describe('pair selection (pure)', () => {
     assert.equal(chooseMatcher(29, 14), 'exhaustive');
     assert.equal(chooseMatcher(10, 10), 'exhaustive');
     assert.equal(chooseMatcher(100, 10), 'sequential');
+  });
+
+  it('SIFT octaves: photos of 3200 px or more are not doubled first; smaller ones are; the bare benchmark keeps COLMAP\'s default', () => {
+    const paths = { database: 'd.db', images: 'img', sparse: 'sparse' };
+    const group = (width: number, height: number) => ({ label: '', make: null, model: null, width, height, focalPx: 1000, focalSource: '35mm-equivalent' as const, images: [] });
+    const octave = (args: string[]) => args[args.indexOf('--SiftExtraction.first_octave') + 1];
+    assert.equal(octave(featureExtractorArgs(paths, group(4000, 2250), 'list.txt')), '0');
+    assert.equal(octave(featureExtractorArgs(paths, group(2250, 3200), 'list.txt')), '0');
+    assert.equal(octave(featureExtractorArgs(paths, group(1024, 768), 'list.txt')), '-1');
+    assert.equal(octave(featureExtractorArgs(paths, group(3199, 2000), 'list.txt')), '-1');
+    assert.equal(featureExtractorArgs(paths, group(4000, 2250), 'list.txt', true).includes('--SiftExtraction.first_octave'), false);
+    assert.equal(firstOctave({ width: 5472, height: 3648 }), 0);
   });
 });
 
