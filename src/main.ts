@@ -8,6 +8,7 @@ import { createLogger, startSystem } from './system.ts';
 import { runAdmin } from './admin/admin-cli.ts';
 import { engineBanner } from './cloud/processing/engine-default.ts';
 import { startStorageProcess } from './infra/storage/storage-process.ts';
+import { trimMemoryWhenIdle } from './infra/runtime/idle-memory.ts';
 
 
 // Everything this process creates (data folder, objects, keys, mail) is private to its user.
@@ -41,6 +42,7 @@ async function main(argv: string[]): Promise<void> {
       const engines = engineBanner(config.engine, config.engines);
       console.log(engines.line);
       if (engines.warning) system.logger.warn({ engine: config.engine }, engines.warning);
+      trimMemoryWhenIdle({ onTrim: (details) => system.logger.debug(details, 'idle: young generation shrunk') });
       return;
     }
     case 'storage': {
@@ -65,6 +67,7 @@ async function main(argv: string[]): Promise<void> {
       process.on('SIGTERM', shutdown);
       console.log(`S3 endpoint (with STS AssumeRole): ${storage.url}  bucket ${config.storageBucket}, region ${config.storageRegion}`);
       console.log(storage.rootFile ? `Root credential: ${storage.rootFile}` : 'Root credential: STORAGE_ROOT_ACCESS_KEY / STORAGE_ROOT_SECRET_KEY');
+      trimMemoryWhenIdle({ onTrim: (details) => logger.debug(details, 'idle: young generation shrunk') });
       return;
     }
     case 'admin':

@@ -1,0 +1,42 @@
+// The idle trimmer (infra/runtime/idle-memory.ts), in a child process with the flags of `npm start`
+// (a 16 MB semi-space, --expose-gc): the young generation grown by a burst is shrunk once the
+// burst is over, left alone while the process is busy, shrunk again when it goes idle; without
+// --expose-gc nothing happens.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+const CHILD = path.join(import.meta.dirname, 'fixtures/scripts/idle-memory-child.ts');
+
+interface Seen {
+  gc: boolean;
+  grown: number;
+  afterStart: { trims: number; youngMb: number };
+  afterBusy: { trims: number; youngMb: number };
+  afterIdle: { trims: number; youngMb: number };
+}
+
+function run(flags: string[]): Seen {
+  const out = execFileSync(process.execPath, [...flags, '--import', 'tsx', CHILD], { encoding: 'utf8', timeout: 60_000 });
+  return JSON.parse(out.trim().split('\n').pop()!) as Seen;
+}
+
+describe('idle memory', () => {
+  it('shrinks the young generation after start-up and when idle, never while busy', () => {
+    const seen = run(['--max-semi-space-size=16', '--expose-gc']);
+    assert.ok(seen.grown > 8, `the burst grew the young generation (${seen.grown} MB)`);
+    assert.equal(seen.afterStart.trims, 1);
+    assert.ok(seen.afterStart.youngMb <= 2, `shrunk after start-up (${seen.afterStart.youngMb} MB)`);
+    assert.equal(seen.afterBusy.trims, 1, 'no collection forced while busy');
+    assert.ok(seen.afterBusy.youngMb > 8, `grown again under load (${seen.afterBusy.youngMb} MB)`);
+    assert.equal(seen.afterIdle.trims, 2);
+    assert.ok(seen.afterIdle.youngMb <= 2, `shrunk when idle (${seen.afterIdle.youngMb} MB)`);
+  });
+
+  it('does nothing without --expose-gc', () => {
+    const seen = run(['--max-semi-space-size=16']);
+    assert.equal(seen.gc, false);
+    assert.deepEqual([seen.afterStart.trims, seen.afterBusy.trims, seen.afterIdle.trims], [0, 0, 0]);
+  });
+});
