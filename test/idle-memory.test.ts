@@ -1,7 +1,7 @@
-// The idle trimmer (infra/runtime/idle-memory.ts), in a child process with the flags of `npm start`
-// (a 16 MB semi-space, --expose-gc): the young generation grown by a burst is shrunk once the
-// burst is over, left alone while the process is busy, shrunk again when it goes idle; without
-// --expose-gc nothing happens.
+// The idle trimmer (infra/runtime/idle-memory.ts), in a child process with --expose-gc and a 16 MB
+// semi-space (so that the effect is large enough to see): the young generation grown by a burst is
+// shrunk once the burst is over, left alone while the process is busy, shrunk again when it goes
+// idle after work; without --expose-gc nothing happens.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
