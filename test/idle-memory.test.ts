@@ -1,7 +1,7 @@
 // The idle trimmer (infra/runtime/idle-memory.ts), in a child process with --expose-gc and a 16 MB
 // semi-space (so that the effect is large enough to see): the young generation grown by a burst is
 // shrunk once the burst is over, left alone while the process is busy, shrunk again when it goes
-// idle after work; without --expose-gc nothing happens.
+// idle after work (not in a short lull); without --expose-gc nothing happens.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -14,6 +14,7 @@ interface Seen {
   grown: number;
   afterStart: { trims: number; youngMb: number };
   afterBusy: { trims: number; youngMb: number };
+  afterLull: { trims: number };
   afterIdle: { trims: number; youngMb: number };
 }
 
@@ -30,6 +31,7 @@ describe('idle memory', () => {
     assert.ok(seen.afterStart.youngMb <= 2, `shrunk after start-up (${seen.afterStart.youngMb} MB)`);
     assert.equal(seen.afterBusy.trims, 1, 'no collection forced while busy');
     assert.ok(seen.afterBusy.youngMb > 8, `grown again under load (${seen.afterBusy.youngMb} MB)`);
+    assert.equal(seen.afterLull.trims, 1, 'a lull shorter than the idle checks in a row is not idleness');
     assert.equal(seen.afterIdle.trims, 2);
     assert.ok(seen.afterIdle.youngMb <= 2, `shrunk when idle (${seen.afterIdle.youngMb} MB)`);
   });
@@ -37,6 +39,6 @@ describe('idle memory', () => {
   it('does nothing without --expose-gc', () => {
     const seen = run(['--max-semi-space-size=16']);
     assert.equal(seen.gc, false);
-    assert.deepEqual([seen.afterStart.trims, seen.afterBusy.trims, seen.afterIdle.trims], [0, 0, 0]);
+    assert.deepEqual([seen.afterStart.trims, seen.afterBusy.trims, seen.afterLull.trims, seen.afterIdle.trims], [0, 0, 0, 0]);
   });
 });
