@@ -42,7 +42,7 @@ async function main(argv: string[]): Promise<void> {
       const engines = engineBanner(config.engine, config.engines);
       console.log(engines.line);
       if (engines.warning) system.logger.warn({ engine: config.engine }, engines.warning);
-      trimMemoryWhenIdle({ onTrim: (details) => system.logger.debug(details, 'idle: young generation shrunk') });
+      trimMemoryWhenIdle({ onTrim: (details) => system.logger.debug(details, 'idle: memory-reducing collection') });
       return;
     }
     case 'storage': {
@@ -67,7 +67,7 @@ async function main(argv: string[]): Promise<void> {
       process.on('SIGTERM', shutdown);
       console.log(`S3 endpoint (with STS AssumeRole): ${storage.url}  bucket ${config.storageBucket}, region ${config.storageRegion}`);
       console.log(storage.rootFile ? `Root credential: ${storage.rootFile}` : 'Root credential: STORAGE_ROOT_ACCESS_KEY / STORAGE_ROOT_SECRET_KEY');
-      trimMemoryWhenIdle({ onTrim: (details) => logger.debug(details, 'idle: young generation shrunk') });
+      trimMemoryWhenIdle({ onTrim: (details) => logger.debug(details, 'idle: memory-reducing collection') });
       return;
     }
     case 'admin':

@@ -274,11 +274,17 @@ export const inspectionMigrations: MigrationSet = {
   // (inspections/camera-list.ts, camera-list-json.ts).
   '0008_camera_list_json': {
     async up(db: Kysely<unknown>) {
+      // The function bodies contain semicolons: one statement each, not split by runStatements.
       for (const statement of cameraListJsonDdl) await sql.raw(statement).execute(db);
-      await sql`alter table inspection.cameras add column list_json text`.execute(db);
-      await sql`create trigger cameras_list_json before insert or update on inspection.cameras for each row execute function inspection.camera_list_json()`.execute(db);
-      await sql`update inspection.cameras set list_json = null`.execute(db); // the trigger writes every row's text
-      await sql`alter table inspection.cameras alter column list_json set not null`.execute(db);
+      await runStatements(
+        db,
+        `
+        alter table inspection.cameras add column list_json text;
+        create trigger cameras_list_json before insert or update on inspection.cameras for each row execute function inspection.camera_list_json();
+        update inspection.cameras set list_json = null;
+        alter table inspection.cameras alter column list_json set not null
+      `,
+      ); // the update makes the trigger write every existing row's text
     },
   },
 };

@@ -60,15 +60,15 @@ export interface TrimOptions {
 
 export function trimMemoryWhenIdle({ onTrim, checkMs = IDLE_CHECK_MS, idleChecks = IDLE_CHECKS_BEFORE_TRIM }: TrimOptions = {}): IdleMemoryTrimmer {
   const gc = (globalThis as { gc?: GcFunction }).gc;
+  if (!gc) return { trims: 0, stop() {} };
   let trims = 0;
   const trim = () => {
     const before = youngGenerationBytes();
     const started = performance.now();
-    gc!({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     trims++;
     onTrim?.({ youngBeforeMb: before / 2 ** 20, youngAfterMb: youngGenerationBytes() / 2 ** 20, ms: performance.now() - started });
   };
-  if (!gc) return { trims: 0, stop() {} };
   // The start-up (migrations, module loading) is the first burst of work: trimmed once it is over.
   setImmediate(trim);
   let worked = false;
