@@ -201,6 +201,36 @@ describe('levelModel: an upside-down model whose cameras are not on a line', () 
     assert.deepEqual(misorientedCameras(model), ['img7.jpg', 'img9.jpg']);
   });
 
+  it('names the cameras looking straight down among level ones, and none in a nadir flight', () => {
+    // lund, one local run in four: the photos after the corner registered looking down, their
+    // image-right axes still level (the sideways rule alone missed them).
+    const truth = Array.from({ length: 12 }, (_, i): Vec3 => [i * 3, 0, 1.6]);
+    const { model } = turnedModel(truth, cameraToEnuQuaternion({ yaw: 90, pitch: 0, roll: 0 }), [1, 0, 0], 0);
+    const lookingDown = conjugateQuaternion(cameraToEnuQuaternion({ yaw: 90, pitch: -88, roll: 0 })) as Quaternion;
+    for (const index of [8, 9, 10, 11]) model.images[index].qvec = lookingDown;
+    assert.deepEqual(misorientedCameras(model), ['img8.jpg', 'img9.jpg', 'img10.jpg', 'img11.jpg']);
+    // Tilted up 40 degrees at a tower's top: still a plausible handheld photo.
+    model.images[8].qvec = conjugateQuaternion(cameraToEnuQuaternion({ yaw: 90, pitch: 40, roll: 0 })) as Quaternion;
+    assert.deepEqual(misorientedCameras(model), ['img9.jpg', 'img10.jpg', 'img11.jpg']);
+    // A nadir flight: every camera looks down, none is out of place.
+    const nadir = turnedModel(truth, cameraToEnuQuaternion({ yaw: 0, pitch: -90, roll: 0 }), [1, 0, 0], 0).model;
+    assert.deepEqual(misorientedCameras(nadir), []);
+  });
+
+  it('judges a camera with gimbal angles by them: nadir and level photos of one flight, one registered against its gimbal', () => {
+    const truth = Array.from({ length: 10 }, (_, i): Vec3 => [i * 3, 0, 30]);
+    const gimbal = truth.map((_, i) => cameraToEnuQuaternion({ yaw: 90, pitch: i < 5 ? -90 : 0, roll: 0 }));
+    const { model } = turnedModel(truth, gimbal[0], [1, 0, 0], 0);
+    model.images.forEach((img, i) => (img.qvec = conjugateQuaternion(gimbal[i]) as Quaternion));
+    const expected = (name: string) => gimbal[Number(/\d+/.exec(name)![0])];
+    assert.deepEqual(misorientedCameras(model, expected), []);
+    // Without the gimbal angles half of them would be out of place against the median.
+    assert.ok(misorientedCameras(model).length > 0);
+    // img7's gimbal says level; registered looking down.
+    model.images[7].qvec = conjugateQuaternion(gimbal[0]) as Quaternion;
+    assert.deepEqual(misorientedCameras(model, expected), ['img7.jpg']);
+  });
+
   it('leaves a level model alone', () => {
     const truth = Array.from({ length: 20 }, (_, i): Vec3 => [i * 3, (i % 4) * 5, 1.6]);
     const { model, references } = turnedModel(truth, cameraToEnuQuaternion({ yaw: 90, pitch: 0, roll: 0 }), [1, 0, 0], 0);

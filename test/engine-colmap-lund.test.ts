@@ -261,9 +261,17 @@ describe('colmap engine on lund, through the inspection API', () => {
     // Visibility without tie-point observations: a point is visible in a photo when it is the first
     // reconstructed point along the ray through its pixel (0.15 m tolerance); then a click one
     // pixel off in each of two such photos is cast back: both picks within 0.5 m of each other.
+    // "Visible" must cover the click's offset too: a point up to 0.15 m from the offset ray lies
+    // up to 0.15 m + t/fx from the exact one (t its distance along the ray), so visibility is
+    // checked in that cone (1.5 pixels, for the distortion). With the bare 0.15 m tube, a nearer
+    // point 0.14-0.15 m from the exact ray was caught by the offset click in 6-11 % of the
+    // points (CI once saw 89 of 100, under the 90 % asserted): an occluder the click reaches,
+    // not a wrong pick.
     const tolerance = 0.15;
+    const clickOffsetPx = 1.5;
     let tried = 0;
     let agreed = 0;
+    const disagreed: string[] = [];
     for (let i = 0; i < las.count && tried < 100; i += 5) {
       const point: Vec3 = [las.positions[3 * i], las.positions[3 * i + 1], las.positions[3 * i + 2]];
       const views = photos
@@ -271,14 +279,18 @@ describe('colmap engine on lund, through the inspection API', () => {
         .filter(({ camera, u, v, depth }) => depth > 1 && depth < 40 && insideImage(camera, u, v))
         .filter(({ camera, u, v }) => {
           const ray = pixelRay(camera, u, v);
-          return pickAlongRay(las, ray.origin, ray.direction, tolerance)?.index === i;
+          return pickAlongRay(las, ray.origin, ray.direction, tolerance, clickOffsetPx / camera.fx)?.index === i;
         });
       if (views.length < 2) continue;
       tried++;
       const [a, b] = [views[0], views[views.length - 1]];
-      const picked = [pixelRay(a.camera, a.u + 1, a.v), pixelRay(b.camera, b.u, b.v - 1)].map((ray) => pickAlongRay(las, ray.origin, ray.direction, tolerance)?.point);
-      if (picked[0] && picked[1] && Math.hypot(picked[0][0] - picked[1][0], picked[0][1] - picked[1][1], picked[0][2] - picked[1][2]) <= 0.5) agreed++;
+      const hits = [pixelRay(a.camera, a.u + 1, a.v), pixelRay(b.camera, b.u, b.v - 1)].map((ray) => pickAlongRay(las, ray.origin, ray.direction, tolerance));
+      const picked = hits.map((h) => h?.point);
+      const apart = picked[0] && picked[1] ? Math.hypot(picked[0][0] - picked[1][0], picked[0][1] - picked[1][1], picked[0][2] - picked[1][2]) : Infinity;
+      if (apart <= 0.5) agreed++;
+      else disagreed.push(`point ${i}: picked ${hits.map((h) => (h ? `${h.index} at ${h.distanceAlongRay.toFixed(2)} m, ${h.distanceFromRay.toFixed(3)} m off the ray` : 'nothing')).join(' and ')}, ${apart.toFixed(2)} m apart`);
     }
+    console.log(`# pickAlongRay on lund: ${agreed} of ${tried} within 0.5 m${disagreed.length ? `; ${disagreed.join('; ')}` : ''}`);
     assert.ok(tried >= 20, `only ${tried} points seen unobstructed from two photos`);
     assert.ok(agreed >= 0.9 * tried, `${agreed} of ${tried} within 0.5 m`);
   });

@@ -235,16 +235,24 @@ export class ColmapEngine implements PhotogrammetryEngine {
           return image ? Number(image[1]) / Number(image[2]) : null;
         });
       }
-      /** The fallback: the images the best model misses, matched with every image they were not matched with. */
+      /**
+       * The fallback: `images` (left out of the best model, or registered in an orientation the
+       * other photos contradict) matched with every image they were not matched with yet.
+       */
+      const matchWithAll = async (images: number[], why: string) => {
+        const pairs = fallbackPairs(local.length, images, matched);
+        fallbackPairCount = pairs.length;
+        log.write(`matching fallback: ${images.length} image(s) ${why} (${images.map((i) => local[i].name).join(' ')}): matching their ${pairs.length} remaining pair(s), then mapping again\n`);
+        if (!pairs.length) return;
+        await importPairs(pairs, 'match-pairs-fallback.txt', { start: 85, end: 86 }, `Matching the ${why === 'not registered' ? 'unregistered' : 'misoriented'} images (${pairs.length} pairs)`);
+        matched.push(...pairs);
+      };
       const matchMissing = async (bestDir: string | undefined) => {
         const registeredNames = new Set(bestDir ? await registeredImageNames(bestDir) : []);
-        const missing = local.flatMap((l, i) => (registeredNames.has(l.name) ? [] : [i]));
-        const pairs = fallbackPairs(local.length, missing, matched);
-        fallbackPairCount = pairs.length;
-        log.write(`matching fallback: ${missing.length} image(s) not registered (${missing.map((i) => local[i].name).join(' ')}): matching their ${pairs.length} remaining pair(s), then mapping again\n`);
-        if (!pairs.length) return;
-        await importPairs(pairs, 'match-pairs-fallback.txt', { start: 85, end: 86 }, `Matching the unregistered images (${pairs.length} pairs)`);
-        matched.push(...pairs);
+        await matchWithAll(
+          local.flatMap((l, i) => (registeredNames.has(l.name) ? [] : [i])),
+          'not registered',
+        );
       };
 
       // 4. Mapping.
@@ -270,7 +278,9 @@ export class ColmapEngine implements PhotogrammetryEngine {
         return found.sort((a, b) => b.registered - a.registered)[0];
       };
       let emptyAttempts = 0;
-      while (attempts < MAPPER_ATTEMPTS + Math.min(emptyAttempts, MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY)) {
+      /** Attempts allowed: MAPPER_ATTEMPTS, plus one for each attempt that built nothing (up to a limit). */
+      const attemptsAllowed = () => MAPPER_ATTEMPTS + Math.min(emptyAttempts, MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY);
+      while (attempts < attemptsAllowed()) {
         if (!(await mapOnce())) emptyAttempts++;
         const most = Math.max(0, ...models.map((m) => m.registered));
         if (most >= local.length) break;
@@ -353,15 +363,26 @@ export class ColmapEngine implements PhotogrammetryEngine {
               `then refitted level to the GPS positions (scale ${refit?.scale.toFixed(4)}, turn ${refit?.turnDeg.toFixed(2)} degrees, ${refit?.used} positions)\n`,
           );
         }
-        const misoriented = misorientedCameras(model);
-        if (misoriented.length) log.write(`misoriented cameras${tag} (image right axis steeper than 45 degrees): ${misoriented.length}: ${misoriented.join(' ')}\n`);
+        const misoriented = misorientedCameras(model, (name) => {
+          const q = byName.get(name)?.image.quaternion;
+          return q?.length === 4 ? (q as Quaternion) : null;
+        });
+        if (misoriented.length) log.write(`misoriented cameras${tag} (on their side, or not seeing up where the other photos or their gimbal angles say): ${misoriented.length}: ${misoriented.join(' ')}\n`);
         return { model, leveling, misoriented };
       };
       let placed = await place(best.dir, '');
-      // Cameras turned on their side next to level ones: a wrong registration (misorientedCameras).
-      // Another mapper attempt (another seed), kept only when it places as many images with fewer
-      // such cameras.
-      while (placed.misoriented.length && attempts < MAPPER_ATTEMPTS) {
+      // Cameras turned on their side or looking down next to level ones: a wrong registration
+      // (misorientedCameras), most likely of images weakly tied to the rest. With selected pairs,
+      // they are first matched with every image (as unregistered ones are); then another mapper
+      // attempt (another seed), kept only when it places as many images with fewer such cameras.
+      while (placed.misoriented.length && attempts < attemptsAllowed()) {
+        if (selection && fallbackPairCount === null) {
+          const misoriented = new Set(placed.misoriented);
+          await matchWithAll(
+            local.flatMap((l, i) => (misoriented.has(l.name) ? [i] : [])),
+            'misoriented',
+          );
+        }
         const again = await mapOnce();
         if (!again || again.registered < registered) continue;
         const candidate = await place(again.dir, `-${attempts}`);

@@ -211,14 +211,44 @@ export function cameraTilt(model: ColmapModel): number {
 }
 
 /**
- * Cameras whose image-right axis is steeper than 45 degrees. Handheld photos and a drone's (nadir
- * or oblique, from a gimbal) keep their horizon near level, so in a levelled model such a camera
- * was registered wrongly (lund: the photos after a street corner, weakly tied to the rest, came
- * out turned about 90 degrees in some runs). Portrait photos stored sideways (EXIF orientation)
- * count too; they only cost another mapper attempt.
+ * Cameras registered in an orientation the rest of the photos contradict, in a levelled model:
+ * - the image-right axis steeper than 45 degrees (turned on their side). Handheld photos and a
+ *   drone's (nadir or oblique, from a gimbal) keep their horizon near level (lund: the photos after
+ *   a street corner, weakly tied to the rest, came out turned about 90 degrees in some runs).
+ *   Portrait photos stored sideways (EXIF orientation) count too; they only cost another mapper
+ *   attempt;
+ * - the world's up, seen from the camera, more than MISORIENTED_UP_DEG away from where the photo
+ *   says it is: its gimbal orientation (`expectedUp`, camera -> east/north/up) when it has one,
+ *   else where the other such cameras see it (the component-wise median). A camera looking
+ *   straight down among photos taken level keeps a level image-right axis, so the first rule
+ *   misses it (lund, one local run in four: the eight photos after the corner registered looking
+ *   down). A set that mixes level and nadir photos without gimbal angles can name a few cameras
+ *   wrongly; that too only costs another mapper attempt, kept only when it has fewer.
  */
-export function misorientedCameras(model: ColmapModel): string[] {
-  return model.images.filter((img) => Math.abs(quaternionToMatrix(img.qvec)[0][2]) > Math.SQRT1_2).map((img) => img.name);
+export function misorientedCameras(model: ColmapModel, expectedUp: (name: string) => Quaternion | null = () => null): string[] {
+  const seen = model.images.map((img) => {
+    const R = quaternionToMatrix(img.qvec); // rows: the camera axes in the model frame
+    const gimbal = expectedUp(img.name);
+    return { name: img.name, xUp: R[0][2], up: [R[0][2], R[1][2], R[2][2]] as Vec3, expected: gimbal ? rotateVector(conjugateQuaternion(gimbal), [0, 0, 1]) : null };
+  });
+  const free = seen.filter((c) => !c.expected);
+  const typical = free.length ? unit([0, 1, 2].map((a) => percentile(free.map((c) => c.up[a]), 0.5)) as Vec3) : null;
+  const limit = Math.cos((MISORIENTED_UP_DEG * Math.PI) / 180);
+  return seen
+    .filter((c) => {
+      if (Math.abs(c.xUp) > Math.SQRT1_2) return true;
+      const expected = c.expected ?? typical;
+      return expected !== null && c.up[0] * expected[0] + c.up[1] * expected[1] + c.up[2] * expected[2] < limit;
+    })
+    .map((c) => c.name);
+}
+
+/** How far (degrees) a camera's view of the up direction may stray from the expected one (misorientedCameras). */
+export const MISORIENTED_UP_DEG = 60;
+
+function unit(v: Vec3): Vec3 | null {
+  const n = Math.hypot(v[0], v[1], v[2]);
+  return n > 0 ? [v[0] / n, v[1] / n, v[2] / n] : null;
 }
 
 /** A model whose cameras' x axes are tilted more than this (sin 10°) on average is levelled too. */
