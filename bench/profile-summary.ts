@@ -23,7 +23,7 @@ function shortUrl(url: string): string {
   const clean = url.replace(/^file:\/\//, '');
   const nm = clean.lastIndexOf('node_modules/');
   if (nm >= 0) return clean.slice(nm + 'node_modules/'.length);
-  const src = clean.search(/\/(src|bench)\//);
+  const src = clean.search(/\/(src|bench|dist)\//);
   return src >= 0 ? clean.slice(src + 1) : clean.startsWith('node:') ? clean : path.basename(clean);
 }
 
@@ -73,7 +73,7 @@ export function hotFunctions(file: string, top = 15, windows?: [number, number][
     const seen = new Set<string>();
     for (let node: number | undefined = id; node !== undefined; node = parent.get(node)) {
       const f = byId.get(node)!.callFrame;
-      if (!/\/src\//.test(f.url)) continue;
+      if (!/\/(src|dist)\//.test(f.url) || f.url.includes('node_modules/')) continue;
       const k = keyOf(f);
       if (seen.has(k)) continue;
       seen.add(k);
@@ -91,7 +91,7 @@ export function hotFunctions(file: string, top = 15, windows?: [number, number][
     ...topOf(byPackage, 12),
     '  hottest functions (self time):',
     ...topOf(byFunction, top),
-    '  project functions (src/, inclusive time):',
+    '  project functions (src/ or dist/, inclusive time):',
     ...topOf(inclusive, top),
   ];
 }

@@ -14,6 +14,14 @@
 // was as low, but under load uploads ran 0.69–0.85× instead of 0.95× the verifying sink and the
 // multipart peak rose by 40 MB, for no steady gain in the API's CPU per request.
 //
+// The price, found in session 12 and paid by a flag: after such a collection V8 sized the old
+// generation's allocation limit just above what survived it (~60 MB on PGlite), and under the next
+// uploads it ran a full mark-compact every ~130 ms (15 a second against 1-2 before it): 100 x 4 MiB
+// PutObjects fell from ~0.95x to ~0.70x the verifying sink, for the rest of the process's life.
+// `--initial-old-space-size=72` (npm start, worker, storage) keeps that limit at 72 MB or more:
+// uploads 1.00-1.11x after collections, idle memory unchanged (a limit, not memory). A larger
+// semi-space (8 or 16 MB) made uploads ~0.72x again (bench/README.md, "Memory").
+//
 // Needs --expose-gc (npm start, worker, storage pass it); without it (the test suite runs the
 // sources through tsx) this does nothing.
 import v8 from 'node:v8';
