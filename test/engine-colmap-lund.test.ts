@@ -243,6 +243,8 @@ describe('colmap engine on lund, through the inspection API', () => {
         fromB = await annotate(b);
       }
       assert.ok(fromA && fromB, `coords_3d for point ${i}: ${JSON.stringify(fromA)} ${JSON.stringify(fromB)}`);
+      // The cloud's LAS scale is 1 mm: coordinates come back as millimetres, without float noise (3.1390000000000002).
+      for (const v of [fromA.x, fromA.y, fromA.z, fromB.x, fromB.y, fromB.z]) assert.equal(v, Number(v.toFixed(3)), `coords_3d ${JSON.stringify(fromA)} ${JSON.stringify(fromB)}`);
       const apart = Math.hypot(fromA.x - fromB.x, fromA.y - fromB.y, fromA.z - fromB.z);
       const p: Vec3 = [las.positions[3 * i], las.positions[3 * i + 1], las.positions[3 * i + 2]];
       assert.ok(apart <= 0.5, `point ${i}: ${a.name} -> ${JSON.stringify(fromA)}, ${b.name} -> ${JSON.stringify(fromB)}: ${apart.toFixed(3)} m apart`);

@@ -246,7 +246,28 @@ export interface CamerasTable {
 
 export type AssetRow = Selectable<AssetsTable>;
 export type InspectionRow = Selectable<InspectionsTable>;
-export type CameraRow = Selectable<CamerasTable>;
+/** A camera as the code reads it: every column but `list_json`, which only the cameras list reads. */
+export type CameraRow = Omit<Selectable<CamerasTable>, 'list_json'>;
+/** The columns of a CameraRow (select these, not selectAll: list_json is ~270 bytes per camera). */
+export const CAMERA_COLUMNS = [
+  'id',
+  'inspection_id',
+  'image_key',
+  'filename',
+  'latitude',
+  'longitude',
+  'elevation',
+  'width',
+  'height',
+  'quaternion',
+  'make',
+  'model',
+  'mission',
+  'is_master',
+  'is_reviewed',
+  'is_visible',
+  'calibration',
+] as const satisfies readonly (keyof CameraRow)[];
 export type AnnotationRow = Selectable<AnnotationsTable>;
 export type MeasurementRow = Selectable<MeasurementsTable>;
 export type InventoryItemRow = Selectable<InventoryItemsTable>;

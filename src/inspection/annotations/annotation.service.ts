@@ -4,6 +4,7 @@
 // numbers are never reused, even after a deletion).
 import type { Kysely, Transaction } from 'kysely';
 import type { AnnotationRow, InspectionRow, InspectionTables, Point3 } from '../inspection.tables.ts';
+import { CAMERA_COLUMNS } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import { visibleTo } from '../auth/access.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
@@ -55,7 +56,7 @@ export class AnnotationService {
 
   async create(auth: AuthContext, input: CreateAnnotationInput, options: { coords3d: boolean }): Promise<AnnotationRecord> {
     const inspection = await this.access.requireInspection(auth, input.inspection, { field: 'inspection' });
-    const camera = await this.db.selectFrom('inspection.cameras').selectAll().where('id', '=', input.photo_id).where('inspection_id', '=', inspection.id).executeTakeFirst();
+    const camera = await this.db.selectFrom('inspection.cameras').select(CAMERA_COLUMNS).where('id', '=', input.photo_id).where('inspection_id', '=', inspection.id).executeTakeFirst();
     if (!camera) throw ValidationError.field('photo_id', `${input.photo_id} is not the photo_id of a camera of inspection ${inspection.id}.`);
     const data = validateAnnotationData(input.data);
     const coords3d = options.coords3d ? await this.locator.locate(inspection, camera, data.coords_2d) : (input.coords_3d ?? null);

@@ -8,6 +8,7 @@
 // as in the example, its id moved to `asset.type_id`).
 import type { Kysely } from 'kysely';
 import type { AnnotationRow, CameraRow, Geometry, InspectionRow, InspectionTables, MeasurementRow, ReportOptions } from '../inspection.tables.ts';
+import { CAMERA_COLUMNS } from '../inspection.tables.ts';
 import { ASSET_TYPES } from '../assets/asset-types.ts';
 import { statusDescription } from '../inspections/statuses.ts';
 import { mapInventoryItem, type InventoryItemRecord } from '../inventory/inventory.service.ts';
@@ -167,7 +168,7 @@ export async function collectReportData(db: Kysely<InspectionTables>, sources: R
     .where('inspection_id', '=', inspection.id)
     .executeTakeFirstOrThrow();
   const photoIds = [...new Set(sources.annotations.map((a) => a.photo_id))];
-  const cameraRows = photoIds.length ? await db.selectFrom('inspection.cameras').selectAll().where('id', 'in', photoIds).execute() : [];
+  const cameraRows = photoIds.length ? await db.selectFrom('inspection.cameras').select(CAMERA_COLUMNS).where('id', 'in', photoIds).execute() : [];
   const cameras = new Map(cameraRows.map((c) => [c.id, c]));
   const assetType = ASSET_TYPES.find((t) => t.id === asset.type);
   const inventory = options.include_inventory_items

@@ -17,6 +17,7 @@ import { buffer } from 'node:stream/consumers';
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { CameraRow, InspectionRow, InspectionTables } from '../inspection.tables.ts';
+import { CAMERA_COLUMNS } from '../inspection.tables.ts';
 import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
@@ -65,7 +66,7 @@ export class RustAnalysis {
   async run(inspectionId: number): Promise<void> {
     if (!(await this.inspections.rustTransition(inspectionId, [RustStatus.Pending, RustStatus.Ongoing], RustStatus.Ongoing, null))) return;
     const inspection = (await this.inspections.find(inspectionId))!;
-    const cameras = await this.db.selectFrom('inspection.cameras').selectAll().where('inspection_id', '=', inspectionId).orderBy('id').execute();
+    const cameras = await this.db.selectFrom('inspection.cameras').select(CAMERA_COLUMNS).where('inspection_id', '=', inspectionId).orderBy('id').execute();
     const { bucket_name: bucket } = await this.cloud.getProject(inspection.project_id!);
     const skipped: { filename: string; reason: string }[] = [];
     const found: DetectedAnnotation[] = [];
