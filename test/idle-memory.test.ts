@@ -28,12 +28,14 @@ describe('idle memory', () => {
     const seen = run(['--max-semi-space-size=16', '--expose-gc']);
     assert.ok(seen.grown > 8, `the burst grew the young generation (${seen.grown} MB)`);
     assert.equal(seen.afterStart.trims, 1);
-    assert.ok(seen.afterStart.youngMb <= 2, `shrunk after start-up (${seen.afterStart.youngMb} MB)`);
+    // Shrunk, not necessarily to V8's initial 1 MB: under load (CI's two test processes on two
+    // cores) V8 once left it at 4 MB after the collection.
+    assert.ok(seen.afterStart.youngMb <= 4 && seen.afterStart.youngMb < seen.grown / 2, `shrunk after start-up (${seen.grown} -> ${seen.afterStart.youngMb} MB)`);
     assert.equal(seen.afterBusy.trims, 1, 'no collection forced while busy');
     assert.ok(seen.afterBusy.youngMb > 8, `grown again under load (${seen.afterBusy.youngMb} MB)`);
     assert.equal(seen.afterLull.trims, 1, 'a lull shorter than the idle checks in a row is not idleness');
     assert.equal(seen.afterIdle.trims, 2);
-    assert.ok(seen.afterIdle.youngMb <= 2, `shrunk when idle (${seen.afterIdle.youngMb} MB)`);
+    assert.ok(seen.afterIdle.youngMb <= 4 && seen.afterIdle.youngMb < seen.afterBusy.youngMb / 2, `shrunk when idle (${seen.afterBusy.youngMb} -> ${seen.afterIdle.youngMb} MB)`);
   });
 
   it('does nothing without --expose-gc', () => {
