@@ -204,6 +204,13 @@ export const MAPPER_ATTEMPTS = 3;
  * on lund's first 12, one mapper run in 18 built none, and one CI run saw three in a row.
  */
 export const MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY = 3;
+/**
+ * Further attempts, once, when the usual ones (after the fallback's matching, with selected pairs)
+ * still leave images out of a model that holds at least half of them: another seed can tie them in
+ * (lund, one CI run under load: the eight photos after the street corner stayed out of every model,
+ * 21 of 29, where other runs place all 29).
+ */
+export const MAPPER_EXTRA_ATTEMPTS_WHEN_INCOMPLETE = 2;
 
 /** The output folder of a mapper attempt (the first: paths.sparse). */
 export function mapperOutput(paths: ColmapPaths, attempt: number): string {

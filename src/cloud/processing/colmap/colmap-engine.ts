@@ -50,6 +50,7 @@ import {
   groupCameras,
   MAPPER_ATTEMPTS,
   MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY,
+  MAPPER_EXTRA_ATTEMPTS_WHEN_INCOMPLETE,
   mapperArgs,
   mapperOutput,
   matcherArgs,
@@ -278,9 +279,17 @@ export class ColmapEngine implements PhotogrammetryEngine {
         return found.sort((a, b) => b.registered - a.registered)[0];
       };
       let emptyAttempts = 0;
-      /** Attempts allowed: MAPPER_ATTEMPTS, plus one for each attempt that built nothing (up to a limit). */
-      const attemptsAllowed = () => MAPPER_ATTEMPTS + Math.min(emptyAttempts, MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY);
-      while (attempts < attemptsAllowed()) {
+      let incompleteAttempts = 0;
+      /** Attempts allowed: MAPPER_ATTEMPTS, plus one for each attempt that built nothing (up to a limit), plus those granted to an incomplete model. */
+      const attemptsAllowed = () => MAPPER_ATTEMPTS + Math.min(emptyAttempts, MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY) + incompleteAttempts;
+      for (;;) {
+        if (attempts >= attemptsAllowed()) {
+          const most = Math.max(0, ...models.map((m) => m.registered));
+          const fallbackDone = !selection || fallbackPairCount !== null;
+          if (incompleteAttempts > 0 || !fallbackDone || most < local.length / 2 || most >= local.length) break;
+          incompleteAttempts = MAPPER_EXTRA_ATTEMPTS_WHEN_INCOMPLETE;
+          log.write(`mapper: ${local.length - most} image(s) still left out after ${attempts} attempts: ${incompleteAttempts} more\n`);
+        }
         if (!(await mapOnce())) emptyAttempts++;
         const most = Math.max(0, ...models.map((m) => m.registered));
         if (most >= local.length) break;
