@@ -240,7 +240,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
        * The fallback: `images` (left out of the best model, or registered in an orientation the
        * other photos contradict) matched with every image they were not matched with yet.
        */
-      const matchWithAll = async (images: number[], why: string) => {
+      const matchWithAll = async (images: number[], why: 'not registered' | 'misoriented') => {
         const pairs = fallbackPairs(local.length, images, matched);
         fallbackPairCount = pairs.length;
         log.write(`matching fallback: ${images.length} image(s) ${why} (${images.map((i) => local[i].name).join(' ')}): matching their ${pairs.length} remaining pair(s), then mapping again\n`);

@@ -229,14 +229,14 @@ export function misorientedCameras(model: ColmapModel, expectedUp: (name: string
   const seen = model.images.map((img) => {
     const R = quaternionToMatrix(img.qvec); // rows: the camera axes in the model frame
     const gimbal = expectedUp(img.name);
-    return { name: img.name, xUp: R[0][2], up: [R[0][2], R[1][2], R[2][2]] as Vec3, expected: gimbal ? rotateVector(conjugateQuaternion(gimbal), [0, 0, 1]) : null };
+    return { name: img.name, up: [R[0][2], R[1][2], R[2][2]] as Vec3, expected: gimbal ? rotateVector(conjugateQuaternion(gimbal), [0, 0, 1]) : null };
   });
   const free = seen.filter((c) => !c.expected);
   const typical = free.length ? unit([0, 1, 2].map((a) => percentile(free.map((c) => c.up[a]), 0.5)) as Vec3) : null;
   const limit = Math.cos((MISORIENTED_UP_DEG * Math.PI) / 180);
   return seen
     .filter((c) => {
-      if (Math.abs(c.xUp) > Math.SQRT1_2) return true;
+      if (Math.abs(c.up[0]) > Math.SQRT1_2) return true; // up[0]: the image-right axis's up component
       const expected = c.expected ?? typical;
       return expected !== null && c.up[0] * expected[0] + c.up[1] * expected[1] + c.up[2] * expected[2] < limit;
     })
