@@ -58,13 +58,29 @@ describe('HTTP edge (issue 10)', () => {
   });
 
   it('13: security headers on API answers and on the docs page, whose assets still load', async () => {
-    for (const url of [`${system.urls.inspection}/v1/assets/`, `${system.urls.cloud}/project/api/v3/projects/`, `${system.urls.inspection}/docs`, `${system.urls.cloud}/docs`]) {
+    const api = [
+      `${system.urls.inspection}/v1/assets/`,
+      `${system.urls.inspection}/v1/no-such-route/`,
+      `${system.urls.cloud}/project/api/v3/projects/`,
+      `${system.urls.cloud}/common/api/v4/drive/folders/`,
+      `${system.urls.cloud}/oauth2/token/`,
+    ];
+    const pages = [`${system.urls.inspection}/docs`, `${system.urls.cloud}/docs`, `${system.urls.inspection}/`];
+    for (const url of [...api, ...pages]) {
       const response = await fetch(url);
       assert.equal(response.headers.get('x-content-type-options'), 'nosniff', url);
       assert.equal(response.headers.get('x-frame-options'), 'DENY', url);
+      assert.match(response.headers.get('strict-transport-security') ?? '', /max-age=\d+/, url);
       const csp = response.headers.get('content-security-policy') ?? '';
       assert.match(csp, /frame-ancestors 'none'/, url);
-      assert.match(csp, /script-src 'self'/, url);
+      if (api.includes(url)) {
+        // JSON answers: a CSP that allows nothing, and no header that only matters for documents.
+        assert.match(csp, /^default-src 'none'/, url);
+        assert.equal(response.headers.get('referrer-policy'), null, url);
+      } else {
+        assert.match(csp, /script-src 'self'/, url);
+        assert.equal(response.headers.get('referrer-policy'), 'no-referrer', url);
+      }
     }
     const page = await (await fetch(`${system.urls.inspection}/docs`)).text();
     const assets = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);

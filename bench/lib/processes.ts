@@ -213,7 +213,7 @@ export interface ServerOptions {
 
 /**
  * The command of `npm start` (package.json): its environment assignments (e.g. glibc's
- * MALLOC_MMAP_THRESHOLD_), then node's options and the script, e.g. `--max-semi-space-size=2
+ * MALLOC_MMAP_THRESHOLD_), then node's options and the script, e.g. `--max-semi-space-size=16
  * dist/main.js serve`. The 'compiled' server under test runs exactly what a deployment runs.
  */
 export function npmStartCommand(): { env: Record<string, string>; args: string[] } {

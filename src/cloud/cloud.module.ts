@@ -108,6 +108,7 @@ export class CloudModule {
     const app = await createHttpServer({
       logger: this.options.logger.child({ service: 'cloud' }),
       edge: { publicUrl: this.options.publicUrl, ...edge },
+      apiPrefixes: ['/project/api/', '/common/api/', '/oauth2/'],
       // The client is named by HTTP Basic, else client_id in the body (JSON, form) or the query
       // string, the body winning, as the route reads them.
       loginRoute: {

@@ -167,6 +167,7 @@ export class InspectionModule {
       contentSecurityPolicy: webConsole ? consoleCspDirectives(webConsole) : undefined,
       logger: this.options.logger.child({ service: 'inspection' }),
       edge,
+      apiPrefixes: ['/v1/'],
       loginRoute: { url: '/v1/auth/token/', account: (request) => (request.body as { username?: string } | undefined)?.username || undefined },
       title: 'Inspection service',
       description:
@@ -174,11 +175,13 @@ export class InspectionModule {
       version: '1',
       openapiPath: '/v1/openapi.json',
     });
-    app.addHook('onResponse', async (request, reply) => {
+    // A callback hook: no promise per request (bench/README.md, "API").
+    app.addHook('onResponse', (request, reply, done) => {
       if (reply.statusCode >= 500) {
         this.serverErrors.push({ method: request.method, url: request.url, statusCode: reply.statusCode });
         if (this.serverErrors.length > 100) this.serverErrors.shift();
       }
+      done();
     });
     await registerInspectionRoutes(app, {
       auth: this.auth,

@@ -13,6 +13,7 @@ import { trackRouteMethods } from './method-not-allowed.ts';
 import { throttleLogins, type LoginRoute } from './login-throttle.ts';
 import { registerInputGuards } from './input-guards.ts';
 import { addSecurityHeaders } from './security-headers.ts';
+import { lazyRequestLogger } from './request-logger.ts';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../database/connection-errors.ts';
 
 export type HttpServer = FastifyInstance<
@@ -36,6 +37,8 @@ export interface HttpServerOptions {
   edge?: HttpEdgeOptions;
   /** CSP directives added to helmet's defaults (the web console's page needs the storage origin). */
   contentSecurityPolicy?: Record<string, string[]>;
+  /** URL prefixes of the API's routes (JSON answers): they get the API's security headers (security-headers.ts). */
+  apiPrefixes?: string[];
   /** The service's token call, throttled per address and per account (login-throttle.ts). */
   loginRoute?: LoginRoute;
 }
@@ -49,19 +52,24 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: true, allowUnionTypes: true } },
     genReqId: () => crypto.randomUUID(),
+    childLoggerFactory: lazyRequestLogger, // request.log made on its first line (request-logger.ts)
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerInputGuards(app); // canonical path ids (else 404), no NUL/lone surrogates (400)
   if (edge.publicUrl) app.decorate('publicUrl', edge.publicUrl);
   const allowedMethods = trackRouteMethods(app);
-  // Security headers on every answer, the docs page included: its scripts and styles are served
-  // from here (@fastify/swagger-ui), so helmet's default CSP lets it work. No
-  // upgrade-insecure-requests: a deployment on plain HTTP would lose the page's assets.
-  // Computed once (security-headers.ts: @fastify/helmet rebuilt them for every request).
-  await addSecurityHeaders(app, {
-    contentSecurityPolicy: { directives: { ...options.contentSecurityPolicy, 'frame-ancestors': ["'none'"], 'upgrade-insecure-requests': null } },
-    frameguard: { action: 'deny' },
-  });
+  // Security headers on every answer: helmet's on pages, the docs page included (its scripts and
+  // styles are served from here by @fastify/swagger-ui, so helmet's default CSP lets it work; no
+  // upgrade-insecure-requests: a deployment on plain HTTP would lose the page's assets), the API's
+  // own set on the API's JSON answers. Computed once (security-headers.ts).
+  await addSecurityHeaders(
+    app,
+    {
+      contentSecurityPolicy: { directives: { ...options.contentSecurityPolicy, 'frame-ancestors': ["'none'"], 'upgrade-insecure-requests': null } },
+      frameguard: { action: 'deny' },
+    },
+    options.apiPrefixes,
+  );
   capUnfinishedBodies(app, edge.maxUnfinishedBodies ?? 32);
   if (options.loginRoute && edge.loginRateLimit) await throttleLogins(app, options.loginRoute, edge.loginRateLimit);
   await app.register(formbody);

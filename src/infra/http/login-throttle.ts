@@ -12,7 +12,7 @@
 // therefore does not lock its owner out: the right password from another address still works
 // (until a distributed attack passes the all-address limit), and another user is never affected.
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify';
 import { ApiError } from './errors.ts';
 
 export interface LoginRateLimit {
@@ -54,16 +54,14 @@ export async function throttleLogins(app: FastifyInstance, route: LoginRoute, li
     : [];
   const perAccount = perAccountLimiters.length > 0;
   const queues = new Map<string, Promise<void>>();
-  const isLogin = (request: FastifyRequest) => request.method === 'POST' && request.routeOptions.url === route.url;
 
+  // Both hooks are the token route's own (added to it when it is registered, below): no other
+  // request runs them (bench/README.md, "API").
   // preHandler: after the body is parsed and validated, so the account is known and malformed
-  // requests (400, no password check) do not count. Both hooks are callback hooks that pass every
-  // other request through at once, without a promise (they run on every request of the service:
-  // bench/README.md, "API").
-  app.addHook('preHandler', (request: WithAttempt, reply, done) => {
-    if (!isLogin(request)) return done();
+  // requests (400, no password check) do not count.
+  const preHandler = (request: WithAttempt, reply: FastifyReply, done: (err?: Error) => void) => {
     checkAttempt(request, reply).then(() => done(), done);
-  });
+  };
   const checkAttempt = async (request: WithAttempt, reply: FastifyReply): Promise<void> => {
     if (perAddress) {
       const state = await perAddress(request);
@@ -98,7 +96,7 @@ export async function throttleLogins(app: FastifyInstance, route: LoginRoute, li
     }
   };
   // onSend runs for answers and errors alike: the outcome is known, count a failure, let the next attempt in.
-  app.addHook('onSend', (request: WithAttempt, reply, payload, done) => {
+  const onSend = (request: WithAttempt, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
     const attempt = request[kAttempt];
     if (!attempt) return done(null, payload);
     request[kAttempt] = undefined;
@@ -110,5 +108,14 @@ export async function throttleLogins(app: FastifyInstance, route: LoginRoute, li
       }
     };
     count().then(() => done(null, payload), (err: Error) => done(err));
+  };
+  let attached = false;
+  app.addHook('onRoute', (options) => {
+    if (options.url !== route.url || ![options.method].flat().includes('POST')) return;
+    options.preHandler = [...[options.preHandler ?? []].flat(), preHandler as preHandlerHookHandler];
+    options.onSend = [...[options.onSend ?? []].flat(), onSend as onSendHookHandler];
+    attached = true;
   });
+  // A token route registered under another URL would go unthrottled: refuse to start instead.
+  app.addHook('onReady', (done) => done(attached ? undefined : new Error(`login throttling: no POST route ${route.url} was registered`)));
 }

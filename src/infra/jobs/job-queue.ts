@@ -17,6 +17,19 @@ import { isDatabaseUnavailable } from '../database/connection-errors.ts';
 
 export type JobCatalogue = Record<string, object>;
 
+/** How often each worker looks for jobs when NOTIFY is unavailable (pg-boss's minimum). */
+export const POLLING_SECONDS = 0.5;
+/**
+ * How often each worker looks for jobs while NOTIFY wakes it for every job sent runnable at once.
+ * What NOTIFY does not announce waits for this poll: jobs that become runnable later (startAfter,
+ * a retry's backoff) and those of a worker that died (re-queued by pg-boss's supervision).
+ * Why not poll every 0.5 s as before (bench/README.md, "API"): the 20 workers of the 12 queues,
+ * fetching twice a second each, were 7.7 % of a core of an idle PGlite server (now 3.1 %; on
+ * PostgreSQL 3.0 → 0.8 %), and under load that work shares PGlite's one connection with every
+ * request.
+ */
+export const NOTIFY_BACKSTOP_SECONDS = 5;
+
 export type JobHandlers<C extends JobCatalogue> = {
   [N in keyof C]: {
     handler: (data: C[N]) => Promise<void>;
@@ -57,6 +70,9 @@ export class JobQueue {
       ...connection,
       ...(database.kind === 'pglite' ? { backend: 'pglite' as const } : {}),
       schema: 'pgboss',
+      // Workers are woken by NOTIFY when a job is sent (runnable at once) and otherwise poll only
+      // every NOTIFY_BACKSTOP_SECONDS; see there.
+      useListenNotify: true,
       // Frequent enough that a job whose worker died is picked up again within seconds.
       monitorIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 2)),
       superviseIntervalSeconds: Math.max(1, Math.floor(options.heartbeatSeconds / 2)),
@@ -88,7 +104,10 @@ export class JobQueue {
         retryBackoff: true,
         expireInSeconds: definition.expireInSeconds ?? 3600,
         heartbeatSeconds: Math.max(10, this.options.heartbeatSeconds),
+        notify: true,
       });
+      // createQueue leaves an existing queue as it is: queues made before NOTIFY was used get it here.
+      await this.boss.updateQueue(name, { notify: true });
       // pg-boss caches its queue list at start(), before the queues above existed on a first
       // start. An uncached queue is looked up on pg-boss's own connection the first time a job is
       // sent; inside one of our transactions on PGlite (one connection, held by the transaction)
@@ -99,7 +118,7 @@ export class JobQueue {
     for (const [name, definition] of this.handlers) {
       await this.boss.work(
         name,
-        { localConcurrency: definition.concurrency ?? 1, pollingIntervalSeconds: 0.5, batchSize: 1 },
+        { localConcurrency: definition.concurrency ?? 1, pollingIntervalSeconds: POLLING_SECONDS, notifyPollingIntervalSeconds: NOTIFY_BACKSTOP_SECONDS, batchSize: 1 },
         async (jobs: Job<object>[]) => {
           for (const job of jobs) {
             const log = this.options.logger.child({ job: name, jobId: job.id });

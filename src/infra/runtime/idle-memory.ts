@@ -10,17 +10,16 @@
 // PostgreSQL 144 → 129 MB, PGlite 225–249 → 211–217 MB. A busy process is never interrupted; the
 // collection takes 0.1–0.2 s of an idle one.
 //
-// Tried and not kept (bench/README.md, "Memory"): a 16 MB semi-space trimmed this way. Idle memory
-// was as low, but under load uploads ran 0.69–0.85× instead of 0.95× the verifying sink and the
-// multipart peak rose by 40 MB, for no steady gain in the API's CPU per request.
+// npm start's 16 MB semi-space (for the API's CPU per request) relies on this: a young generation
+// grown under load is shrunk here once the load is over. (Its price under uploads, full collections
+// of piled-up stream buffers, is paid by streamed-garbage.ts.)
 //
 // The price, found in session 12 and paid by a flag: after such a collection V8 sized the old
 // generation's allocation limit just above what survived it (~60 MB on PGlite), and under the next
 // uploads it ran a full mark-compact every ~130 ms (15 a second against 1-2 before it): 100 x 4 MiB
 // PutObjects fell from ~0.95x to ~0.70x the verifying sink, for the rest of the process's life.
 // `--initial-old-space-size=72` (npm start, worker, storage) keeps that limit at 72 MB or more:
-// uploads 1.00-1.11x after collections, idle memory unchanged (a limit, not memory). A larger
-// semi-space (8 or 16 MB) made uploads ~0.72x again (bench/README.md, "Memory").
+// uploads 1.00-1.11x after collections, idle memory unchanged (a limit, not memory).
 //
 // Needs --expose-gc (npm start, worker, storage pass it); without it (the test suite runs the
 // sources through tsx) this does nothing.

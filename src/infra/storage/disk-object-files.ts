@@ -13,6 +13,7 @@ import { mkdir, open, readFile, rename, rmdir, stat, unlink, writeFile, type Fil
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { noteStreamedBytes } from '../runtime/streamed-garbage.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Crc32 } from './checksums.ts';
 import { OffThreadHash } from './off-thread-hash.ts';
@@ -89,6 +90,7 @@ export class DiskObjectFiles {
       transform(chunk: Buffer, _encoding, callback) {
         crc?.update(chunk);
         size += chunk.length;
+        noteStreamedBytes(chunk.length); // runtime/streamed-garbage.ts
         // Passed on once the MD5 worker has taken it: a worker that falls behind slows the upload.
         md5.update(chunk).then(() => callback(null, chunk), callback);
       },

@@ -1,0 +1,59 @@
+// The job queue (infra/jobs/job-queue.ts) on this run's database: every queue is NOTIFY-enabled,
+// also one made before NOTIFY was used, and a job sent runnable at once is picked up on the
+// NOTIFY, not at the next backstop poll (NOTIFY_BACKSTOP_SECONDS apart).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { sql } from 'kysely';
+import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
+import { openDatabase, type Database } from '../src/infra/database/database.ts';
+import { JobQueue, NOTIFY_BACKSTOP_SECONDS } from '../src/infra/jobs/job-queue.ts';
+
+type Catalogue = { 'test.echo': { n: number } };
+
+describe('job queue', () => {
+  let database: Database;
+  let fresh: Awaited<ReturnType<typeof freshDatabaseUrl>>;
+  const logger = pino({ level: 'silent' });
+  before(async () => {
+    fresh = await freshDatabaseUrl();
+    database = await openDatabase({ dataDir: tempDir('job-queue'), databaseUrl: fresh?.url });
+  });
+  after(async () => {
+    await database.close();
+    await fresh?.drop();
+  });
+
+  it('wakes its workers by NOTIFY, on queues made before it too', async () => {
+    // A queue as an earlier version made it: without notify.
+    const earlier = new JobQueue(database, { heartbeatSeconds: 10, logger });
+    earlier.register<Catalogue>({ 'test.echo': { handler: async () => {} } });
+    await earlier.start(false);
+    await sql`update pgboss.queue set notify = false where name = 'test.echo'`.execute(database.db);
+    await earlier.stop();
+
+    const handled: { n: number; at: number }[] = [];
+    const queue = new JobQueue(database, { heartbeatSeconds: 10, logger });
+    queue.register<Catalogue>({ 'test.echo': { handler: async ({ n }) => void handled.push({ n, at: performance.now() }) } });
+    await queue.start(true);
+    try {
+      const { rows } = await sql<{ notify: boolean }>`select notify from pgboss.queue where name = 'test.echo'`.execute(database.db);
+      assert.deepEqual(rows, [{ notify: true }]);
+      // Three jobs one after the other: by polling alone each would wait up to the backstop.
+      const waits: number[] = [];
+      for (let n = 1; n <= 3; n++) {
+        const sent = performance.now();
+        await queue.send<Catalogue, 'test.echo'>('test.echo', { n });
+        while (handled.length < n) await new Promise((resolve) => setTimeout(resolve, 10));
+        waits.push(handled[n - 1].at - sent);
+      }
+      console.log(`# picked up after ${waits.map((w) => `${Math.round(w)} ms`).join(', ')} (backstop poll every ${NOTIFY_BACKSTOP_SECONDS} s)`);
+      assert.ok(
+        waits.reduce((a, b) => a + b, 0) < NOTIFY_BACKSTOP_SECONDS * 1000,
+        `three jobs picked up in ${waits.map(Math.round).join(' + ')} ms: not woken by NOTIFY`,
+      );
+    } finally {
+      await queue.stop();
+    }
+  });
+});
