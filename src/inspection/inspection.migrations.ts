@@ -287,4 +287,17 @@ export const inspectionMigrations: MigrationSet = {
       ); // the update makes the trigger write every existing row's text
     },
   },
+  // Issue 14: a main inspection says whether it ever had a retry, so that reading one without any
+  // skips the search for its retries (inspections/inspection-read.ts).
+  '0009_inspection_has_retries': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        alter table inspection.inspections add column has_retries boolean not null default false;
+        update inspection.inspections as m set has_retries = true where exists (select 1 from inspection.inspections as r where r.retry_of = m.id)
+      `,
+      );
+    },
+  },
 };

@@ -94,6 +94,8 @@ export interface InspectionsTable {
   report_status: Generated<string>;
   app_source: Generated<string>;
   retry_of: number | null;
+  /** Set on a main inspection when its first retry is made (never cleared): without it, it has none (inspection-read.ts). */
+  has_retries: Generated<boolean>;
   pcs_task_uuid: string | null;
   inspection_date: Timestamp | null;
   description: string | null;

@@ -16,7 +16,7 @@ import { assertRustTransition, RustStatus, rustSettledBy } from '../rust/rust-st
 type Db = Kysely<InspectionTables> | Transaction<InspectionTables>;
 
 /** Columns of a new row; `status` is CREATION's, never the caller's. */
-export type NewInspection = Omit<Insertable<InspectionsTable>, 'id' | 'status' | 'retry_of' | 'created_at' | 'updated_at' | 'deleted_at'>;
+export type NewInspection = Omit<Insertable<InspectionsTable>, 'id' | 'status' | 'retry_of' | 'has_retries' | 'created_at' | 'updated_at' | 'deleted_at'>;
 
 /** What a status transition may write besides `status` and `updated_at`. */
 export interface TransitionFields {
@@ -84,7 +84,10 @@ export class InspectionRepository {
       .executeTakeFirstOrThrow();
   }
 
-  insertRetry(values: NewInspection, retryOf: number, db: Db = this.db): Promise<InspectionRow> {
+  /** A retry of main inspection `retryOf`, which from now on says it has retries (has_retries). */
+  async insertRetry(values: NewInspection, retryOf: number, db: Db = this.db): Promise<InspectionRow> {
+    // The flag first: a retry never exists without it (the caller's transaction holds both anyway).
+    await db.updateTable('inspection.inspections').set({ has_retries: true }).where('id', '=', retryOf).execute();
     return db
       .insertInto('inspection.inspections')
       .values({ ...values, status: CREATION.retry, retry_of: retryOf })
