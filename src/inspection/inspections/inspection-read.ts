@@ -1,34 +1,26 @@
 // The read behind GET /v1/inspections/{id}/, the API's hottest call (bench/README.md, "API"): one
 // prepared statement per kind of visibility (organization, user, share token) selecting the
-// columns the record is made of and its bundle's retries, parsed and planned once per database
-// connection (infra/database/prepared-statement.ts) instead of built by Kysely, parsed and
-// planned on every request.
+// columns the record is made of, parsed and planned once per database connection
+// (infra/database/prepared-statement.ts) instead of built by Kysely, parsed and planned on every
+// request. The retries a record shows are read by a second statement (toRecord, the path of every
+// other read) only for an inspection in a bundle: a retry, or a main inspection that ever had one
+// (has_retries). Most have none, and their read is that one statement. (Before: the bundle's
+// retries as a correlated subquery of the same statement, which PostgreSQL initialises on every
+// execution even behind a CASE: on PGlite ~80 µs of a ~350 µs statement.)
 //
 // The statements are compiled by Kysely from the same pieces as every other read (the live rows
 // of `visibleTo`, access.ts), once, with marker values standing for the two parameters: the
 // access rule stays in one place, and the markers tell which parameter is which.
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { InspectionTables } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import { visibleTo } from '../auth/access.ts';
 import { PreparedStatement } from '../../infra/database/prepared-statement.ts';
-import { mapInspection, RECORD_COLUMNS, type InspectionRecord, type RecordRow, type RetryInfo } from './inspection.mapper.ts';
+import { mapInspection, RECORD_COLUMNS, type InspectionRecord, type RecordRow } from './inspection.mapper.ts';
+import { toRecord } from './inspection-records.ts';
 
 type Visibility = 'organization' | 'user' | 'share';
-type Row = RecordRow & { bundle_retries: string };
-
-/**
- * Selected beside the columns of `"inspection"."inspections"` (not aliased): the retries of the row's
- * bundle, as toRecords reads them (live retries of its main inspection, by id), as one JSON text.
- * A main inspection that never had a retry (has_retries false: most of them) has none, and the
- * search is skipped (CASE evaluates the subquery only on its branch): on PGlite the subquery was
- * ~35 µs of the ~200 µs the statement takes (bench/README.md, "API").
- */
-const bundleRetriesColumn = sql<string>`case when "inspection"."inspections"."retry_of" is null and not "inspection"."inspections"."has_retries" then '[]' else (
-  select coalesce(json_agg(json_build_object('id', r.id, 'status', r.status, 'created_at', r.created_at) order by r.id), '[]')::text
-  from inspection.inspections as r
-  where r.retry_of = coalesce("inspection"."inspections"."retry_of", "inspection"."inspections"."id") and r.deleted_at is null
-) end`.as('bundle_retries');
+type Row = RecordRow & { has_retries: boolean };
 
 // Never real values (ids are positive): they only mark where each parameter lands.
 const OWNER = -1_000_001;
@@ -53,8 +45,7 @@ function statementOf(db: Kysely<InspectionTables>, visibility: Visibility): Stat
   if (statement) return statement;
   const compiled = db
     .selectFrom('inspection.inspections')
-    .select(RECORD_COLUMNS)
-    .select(bundleRetriesColumn)
+    .select([...RECORD_COLUMNS, 'has_retries'])
     .where('deleted_at', 'is', null)
     .where(visibleTo(MARKER_AUTH[visibility]))
     .where('id', '=', ID)
@@ -81,17 +72,8 @@ export async function readRecord(db: Kysely<InspectionTables>, auth: AuthContext
     db,
     order.map((p) => (p === 'owner' ? owner : id)),
   );
-  return row && recordOf(row);
-}
-
-/** The record of a row read with its bundle's retries: the same record toRecord makes. */
-function recordOf(row: Row): InspectionRecord {
-  // created_at arrives as ISO 8601 with microseconds and offset; Date keeps the milliseconds
-  // (truncated), as both database drivers do with a timestamptz column.
-  const bundleRetries: RetryInfo[] = (JSON.parse(row.bundle_retries) as { id: number; status: number; created_at: string }[]).map((r) => ({
-    id: r.id,
-    status: r.status,
-    created_at: new Date(r.created_at),
-  }));
-  return mapInspection(row, { retries: row.retry_of === null ? bundleRetries : [], bundleRetries });
+  if (!row) return undefined;
+  // Not in a bundle: no retries to show, none to weigh for can_retry.
+  if (row.retry_of === null && !row.has_retries) return mapInspection(row, { retries: [], bundleRetries: [] });
+  return toRecord(db, row);
 }

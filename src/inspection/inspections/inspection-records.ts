@@ -1,10 +1,10 @@
 // Inspection rows -> records, with the retries each record shows (one query for any number of rows;
-// for one record read by id, inspection-read.ts brings them in the same statement).
+// for one record read by id, inspection-read.ts calls toRecord only for an inspection in a bundle).
 import type { Kysely } from 'kysely';
-import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
-import { mapInspection, type InspectionRecord, type RetryInfo } from './inspection.mapper.ts';
+import type { InspectionTables } from '../inspection.tables.ts';
+import { mapInspection, type InspectionRecord, type RecordRow, type RetryInfo } from './inspection.mapper.ts';
 
-export async function toRecords(db: Kysely<InspectionTables>, rows: InspectionRow[]): Promise<InspectionRecord[]> {
+export async function toRecords(db: Kysely<InspectionTables>, rows: RecordRow[]): Promise<InspectionRecord[]> {
   const mains = [...new Set(rows.map((r) => r.retry_of ?? r.id))];
   const byMain = new Map<number, RetryInfo[]>();
   if (mains.length > 0) {
@@ -27,6 +27,6 @@ export async function toRecords(db: Kysely<InspectionTables>, rows: InspectionRo
   });
 }
 
-export async function toRecord(db: Kysely<InspectionTables>, row: InspectionRow): Promise<InspectionRecord> {
+export async function toRecord(db: Kysely<InspectionTables>, row: RecordRow): Promise<InspectionRecord> {
   return (await toRecords(db, [row]))[0];
 }
