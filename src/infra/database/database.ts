@@ -25,7 +25,7 @@ import type { Logger } from 'pino';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { makePrivate, PGLITE_FOLDER } from '../data-dir.ts';
 import { isDatabaseUnavailable } from './connection-errors.ts';
-import { useNamedStatements } from './prepared-statement.ts';
+import { useNamedStatements, type NamedStatementRunner } from './prepared-statement.ts';
 
 export interface Database {
   kind: 'pglite' | 'postgres';
@@ -66,7 +66,7 @@ async function openPostgres(connectionString: string, max: number, logger?: Logg
   // that is no longer queryable when it comes back.
   pool.on('connect', (client) => client.on('error', (err) => logger?.debug({ err: { message: err.message } }, 'database connection lost while in use')));
   const db = new Kysely({ dialect: new PostgresDialect({ pool: discardingLostConnections(pool) }) });
-  useNamedStatements(db, async (name, text, values) => (await pool.query({ name, text, values: [...values] })).rows);
+  useNamedStatements(db, async ({ name, text }, values) => (await pool.query({ name, text, values: [...values] })).rows);
   return {
     kind: 'postgres',
     db,
@@ -125,6 +125,30 @@ async function createPgliteInChild(folder: string): Promise<void> {
   await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, import.meta.resolve('@electric-sql/pglite'), folder], { timeout: 120_000 });
 }
 
+/**
+ * Named statements on PGlite's one session (prepared-statement.ts): EXECUTE on the session the
+ * driver lends, like Kysely's queries (so never inside another caller's transaction), PREPARE first
+ * when the session lacks the statement (its first use: answered 26000).
+ */
+function namedStatementsOn(pglite: PGlite, driver: () => Driver): NamedStatementRunner {
+  return async (statement, values) => {
+    const connection = await driver().acquireConnection();
+    try {
+      try {
+        return (await pglite.query(statement.executeSql(values))).rows;
+      } catch (err) {
+        if ((err as { code?: string }).code !== UNDEFINED_PREPARED_STATEMENT) throw err;
+      }
+      await pglite.query(statement.prepare);
+      return (await pglite.query(statement.executeSql(values))).rows;
+    } finally {
+      await driver().releaseConnection(connection);
+    }
+  };
+}
+
+const UNDEFINED_PREPARED_STATEMENT = '26000';
+
 async function openPglite(dataDir: string): Promise<Database> {
   const lock: DataDirLock = lockDataDir(dataDir);
   try {
@@ -152,6 +176,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     };
     // Kysely creates its driver lazily; force it now so pg-boss can start first.
     await db.selectNoFrom((eb) => eb.val(1).as('one')).execute();
+    useNamedStatements(db, namedStatementsOn(pglite, () => driver!));
     return {
       kind: 'pglite',
       db,

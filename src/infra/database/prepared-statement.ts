@@ -3,43 +3,51 @@
 // per connection instead of once per request. Measured on PGlite: the inspection read with its
 // retries subquery took ~1.2 ms parsed and planned every time, ~0.65 ms executed prepared.
 //
-// On PostgreSQL the statement is a protocol-level named statement, run on the pool directly
-// (database.ts gives it to useNamedStatements): pg parses it once per connection and then only
-// binds and executes it, as any pg application's prepared statement, and the call skips Kysely's
-// executor (~10 µs and a few promises per call in the profile of GET /v1/inspections/{id}/; a
-// failed statement's connection is discarded, as pg-pool's query does). PGlite's driver has no
-// named statements: there it is an
-// SQL-level PREPARE, then EXECUTE per call. EXECUTE runs on whichever connection is lent; when that
-// connection has not prepared the statement yet (a new connection, a restarted server) it answers
-// 26000, and the call is made again on a connection held for it, preparing the statement there
-// first if it lacks it too.
+// Each database runs them its own way (database.ts gives the way to useNamedStatements), outside
+// Kysely's executor (~10 µs and a few promises per call in the profile of GET
+// /v1/inspections/{id}/ on PostgreSQL, ~30 µs on PGlite):
+// - PostgreSQL: a protocol-level named statement on the pool, as any pg application's prepared
+//   statement: pg parses it once per connection and then only binds and executes it (a failed
+//   statement's connection is discarded, as pg-pool's query does).
+// - PGlite, one session whose driver has no named statements: an SQL-level PREPARE on first use,
+//   then EXECUTE, on the session the driver lends (so never inside another caller's transaction).
 // Prepared statements belong to the session, not to a transaction, so a rollback does not undo
 // them. Statements list their columns: a column added later by a migration does not change their
 // result type (PostgreSQL refuses to run a prepared `select *` whose row type changed).
 //
 // Parameters are integers only (ids); for EXECUTE they are written as decimal literals after a
 // check: nothing a client sends reaches the SQL text in any other form.
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 
-const UNDEFINED_PREPARED_STATEMENT = '26000';
 const NAME = /^[a-z_][a-z0-9_]*$/;
 
-/** Runs a named statement on a pool of PostgreSQL connections; resolves to its rows. */
-export type NamedStatementRunner = (name: string, text: string, values: readonly unknown[]) => Promise<unknown[]>;
+/** What a runner gets of a statement. */
+export interface NamedStatement {
+  name: string;
+  /** The statement, with $1, $2, ... for its parameters. */
+  text: string;
+  /** `prepare <name> (<types>) as <text>` (SQL-level). */
+  prepare: string;
+  /** `execute <name>(<values>)` (SQL-level) for these values, checked integers. */
+  executeSql(values: readonly number[]): string;
+}
+
+/** Runs a named statement on a database; resolves to its rows. */
+export type NamedStatementRunner = (statement: NamedStatement, values: readonly number[]) => Promise<unknown[]>;
 
 const names = new Map<string, string>();
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const runners = new WeakMap<Kysely<any>, NamedStatementRunner>();
 
-/** Declares that `db` (PostgreSQL's) runs named statements with `run`. */
+/** Declares that `db` runs named statements with `run` (database.ts, for each kind of database). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function useNamedStatements(db: Kysely<any>, run: NamedStatementRunner): void {
   runners.set(db, run);
 }
 
-export class PreparedStatement<R> {
-  private readonly prepare: CompiledQuery;
-  private readonly text: string;
+export class PreparedStatement<R> implements NamedStatement {
+  readonly text: string;
+  readonly prepare: string;
 
   /**
    * @param name unique per process (letters, digits, underscores)
@@ -55,28 +63,18 @@ export class PreparedStatement<R> {
     if (names.has(text) && names.get(text) !== name) throw new Error(`the statement of ${name} is already prepared as ${names.get(text)}`);
     names.set(text, name);
     this.text = text;
-    this.prepare = CompiledQuery.raw(`prepare ${name} (${types.join(', ')}) as ${text}`);
+    this.prepare = `prepare ${name} (${types.join(', ')}) as ${text}`;
+  }
+
+  executeSql(values: readonly number[]): string {
+    return values.length ? `execute ${this.name}(${values.join(', ')})` : `execute ${this.name}`;
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   async execute(db: Kysely<any>, parameters: readonly number[]): Promise<R[]> {
     for (const p of parameters) if (!Number.isSafeInteger(p)) throw new TypeError(`${this.name}: parameter ${p} is not an integer`);
     const run = runners.get(db);
-    if (run) return (await run(this.name, this.text, parameters)) as R[];
-    const execute = CompiledQuery.raw(parameters.length ? `execute ${this.name}(${parameters.join(', ')})` : `execute ${this.name}`);
-    try {
-      return (await db.executeQuery<R>(execute)).rows;
-    } catch (err) {
-      if ((err as { code?: string }).code !== UNDEFINED_PREPARED_STATEMENT) throw err;
-    }
-    return db.connection().execute(async (connection) => {
-      try {
-        return (await connection.executeQuery<R>(execute)).rows;
-      } catch (err) {
-        if ((err as { code?: string }).code !== UNDEFINED_PREPARED_STATEMENT) throw err;
-      }
-      await connection.executeQuery(this.prepare);
-      return (await connection.executeQuery<R>(execute)).rows;
-    });
+    if (!run) throw new Error(`${this.name}: this database runs no named statements (open it with openDatabase)`);
+    return (await run(this, parameters)) as R[];
   }
 }
