@@ -67,10 +67,10 @@ const commands: Record<string, (m: Message) => Promise<unknown>> = {
         )
       ).rows[0];
     const after = await state();
-    // Untimed: let the job the analysis queued (status 4, the cloud project) finish, so that it
-    // does not run in the background of the next measurement.
+    // Untimed: let the jobs the analysis queued (status 4, the cloud project; then 5, clipping)
+    // finish, so that none of them runs in the background of the next measurement.
     const deadline = Date.now() + 120_000;
-    while ((await state()).status === 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while ([4, 5, 25].includes((await state()).status) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     return { ms, ...after };
   },
 };
