@@ -288,7 +288,7 @@ export const inspectionMigrations: MigrationSet = {
     },
   },
   // Issue 14: a main inspection says whether it ever had a retry, so that reading one without any
-  // skips the search for its retries (inspections/inspection-read.ts).
+  // skips the search for its retries (inspections/inspection-records.ts).
   '0009_inspection_has_retries': {
     async up(db: Kysely<unknown>) {
       await runStatements(

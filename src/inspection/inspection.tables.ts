@@ -94,7 +94,7 @@ export interface InspectionsTable {
   report_status: Generated<string>;
   app_source: Generated<string>;
   retry_of: number | null;
-  /** Set on a main inspection when its first retry is made (never cleared): without it, it has none (inspection-read.ts). */
+  /** Set on a main inspection when its first retry is made (never cleared): without it, it has none (inspection-records.ts). */
   has_retries: Generated<boolean>;
   pcs_task_uuid: string | null;
   inspection_date: Timestamp | null;

@@ -4,9 +4,9 @@
 // (infra/database/prepared-statement.ts) instead of built by Kysely, parsed and planned on every
 // request. The retries a record shows are read by a second statement (toRecord, the path of every
 // other read) only for an inspection in a bundle: a retry, or a main inspection that ever had one
-// (has_retries). Most have none, and their read is that one statement. (Before: the bundle's
-// retries as a correlated subquery of the same statement, which PostgreSQL initialises on every
-// execution even behind a CASE: on PGlite ~80 µs of a ~350 µs statement.)
+// (has_retries, one of RECORD_COLUMNS). Most have none, and their read is that one statement.
+// (Before: the bundle's retries as a correlated subquery of the same statement, which PostgreSQL
+// initialises on every execution even behind a CASE: on PGlite ~80 µs of a ~350 µs statement.)
 //
 // The statements are compiled by Kysely from the same pieces as every other read (the live rows
 // of `visibleTo`, access.ts), once, with marker values standing for the two parameters: the
@@ -16,11 +16,10 @@ import type { InspectionTables } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import { visibleTo } from '../auth/access.ts';
 import { PreparedStatement } from '../../infra/database/prepared-statement.ts';
-import { mapInspection, RECORD_COLUMNS, type InspectionRecord, type RecordRow } from './inspection.mapper.ts';
+import { RECORD_COLUMNS, type InspectionRecord, type RecordRow } from './inspection.mapper.ts';
 import { toRecord } from './inspection-records.ts';
 
 type Visibility = 'organization' | 'user' | 'share';
-type Row = RecordRow & { has_retries: boolean };
 
 // Never real values (ids are positive): they only mark where each parameter lands.
 const OWNER = -1_000_001;
@@ -33,7 +32,7 @@ const MARKER_AUTH: Record<Visibility, AuthContext> = {
 };
 
 interface Statement {
-  prepared: PreparedStatement<Row>;
+  prepared: PreparedStatement<RecordRow>;
   /** Which value goes to $1, $2, ... */
   order: ('owner' | 'id')[];
 }
@@ -45,7 +44,7 @@ function statementOf(db: Kysely<InspectionTables>, visibility: Visibility): Stat
   if (statement) return statement;
   const compiled = db
     .selectFrom('inspection.inspections')
-    .select([...RECORD_COLUMNS, 'has_retries'])
+    .select(RECORD_COLUMNS)
     .where('deleted_at', 'is', null)
     .where(visibleTo(MARKER_AUTH[visibility]))
     .where('id', '=', ID)
@@ -55,7 +54,7 @@ function statementOf(db: Kysely<InspectionTables>, visibility: Visibility): Stat
     if (p === ID) return 'id' as const;
     throw new Error(`unexpected parameter ${String(p)} in the inspection read`);
   });
-  statement = { prepared: new PreparedStatement<Row>(`inspection_record_${visibility}`, order.map(() => 'integer'), compiled.sql), order };
+  statement = { prepared: new PreparedStatement<RecordRow>(`inspection_record_${visibility}`, order.map(() => 'integer'), compiled.sql), order };
   statements.set(visibility, statement);
   return statement;
 }
@@ -72,8 +71,5 @@ export async function readRecord(db: Kysely<InspectionTables>, auth: AuthContext
     db,
     order.map((p) => (p === 'owner' ? owner : id)),
   );
-  if (!row) return undefined;
-  // Not in a bundle: no retries to show, none to weigh for can_retry.
-  if (row.retry_of === null && !row.has_retries) return mapInspection(row, { retries: [], bundleRetries: [] });
-  return toRecord(db, row);
+  return row && toRecord(db, row);
 }

@@ -1,11 +1,12 @@
-// Inspection rows -> records, with the retries each record shows (one query for any number of rows;
-// for one record read by id, inspection-read.ts calls toRecord only for an inspection in a bundle).
+// Inspection rows -> records, with the retries each record shows: one query for any number of rows,
+// and none when no row is in a bundle (a retry, or a main inspection that ever had one: has_retries),
+// which is most reads of one inspection (inspection-read.ts, bench/README.md "API").
 import type { Kysely } from 'kysely';
 import type { InspectionTables } from '../inspection.tables.ts';
 import { mapInspection, type InspectionRecord, type RecordRow, type RetryInfo } from './inspection.mapper.ts';
 
 export async function toRecords(db: Kysely<InspectionTables>, rows: RecordRow[]): Promise<InspectionRecord[]> {
-  const mains = [...new Set(rows.map((r) => r.retry_of ?? r.id))];
+  const mains = [...new Set(rows.filter((r) => r.retry_of !== null || r.has_retries).map((r) => r.retry_of ?? r.id))];
   const byMain = new Map<number, RetryInfo[]>();
   if (mains.length > 0) {
     const retries = await db

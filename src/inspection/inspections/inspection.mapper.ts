@@ -36,6 +36,7 @@ export const RECORD_COLUMNS = [
   'created_at',
   'updated_at',
   'processing_started_at', // for can_retry
+  'has_retries', // whether the bundle's retries need reading (inspection-records.ts)
 ] as const satisfies readonly (keyof InspectionRow)[];
 
 export type RecordRow = Pick<InspectionRow, (typeof RECORD_COLUMNS)[number]>;
