@@ -4,22 +4,17 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql, type Kysely } from 'kysely';
-import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
-import { openDatabase, type Database } from '../src/infra/database/database.ts';
+import { openTestDatabase } from './helpers/test-system.ts';
+import type { Database } from '../src/infra/database/database.ts';
 import { migrateSchema } from '../src/infra/database/migrate.ts';
 import { inspectionMigrations } from '../src/inspection/inspection.migrations.ts';
 
 describe('migration 0009_inspection_has_retries', () => {
   let database: Database;
-  let fresh: Awaited<ReturnType<typeof freshDatabaseUrl>>;
   before(async () => {
-    fresh = await freshDatabaseUrl();
-    database = await openDatabase({ dataDir: tempDir('has-retries'), databaseUrl: fresh?.url });
+    database = await openTestDatabase('has-retries');
   });
-  after(async () => {
-    await database.close();
-    await fresh?.drop();
-  });
+  after(() => database.close());
 
   it('flags the main inspections that have retries', async () => {
     const db = database.db as Kysely<unknown>;

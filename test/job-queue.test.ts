@@ -5,24 +5,19 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { sql } from 'kysely';
-import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
-import { openDatabase, type Database } from '../src/infra/database/database.ts';
+import { openTestDatabase } from './helpers/test-system.ts';
+import type { Database } from '../src/infra/database/database.ts';
 import { JobQueue, NOTIFY_BACKSTOP_SECONDS } from '../src/infra/jobs/job-queue.ts';
 
 type Catalogue = { 'test.echo': { n: number } };
 
 describe('job queue', () => {
   let database: Database;
-  let fresh: Awaited<ReturnType<typeof freshDatabaseUrl>>;
   const logger = pino({ level: 'silent' });
   before(async () => {
-    fresh = await freshDatabaseUrl();
-    database = await openDatabase({ dataDir: tempDir('job-queue'), databaseUrl: fresh?.url });
+    database = await openTestDatabase('job-queue');
   });
-  after(async () => {
-    await database.close();
-    await fresh?.drop();
-  });
+  after(() => database.close());
 
   it('wakes its workers by NOTIFY, on queues made before it too', async () => {
     // A queue as an earlier version made it: without notify.

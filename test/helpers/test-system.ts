@@ -9,6 +9,7 @@ import pino from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startSystem, type System } from '../../src/system.ts';
 import { InspectionClient } from '../../src/sdk/inspection-client.ts';
+import { openDatabase, type Database } from '../../src/infra/database/database.ts';
 
 export interface TestSystem extends System {
   dataDir: string;
@@ -57,6 +58,19 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
       } finally {
         await c.end();
       }
+    },
+  };
+}
+
+/** This run's database alone (no system): PGlite in a fresh folder, or a fresh PostgreSQL database; close() drops it too. */
+export async function openTestDatabase(prefix: string): Promise<Database> {
+  const fresh = await freshDatabaseUrl();
+  const database = await openDatabase({ dataDir: tempDir(prefix), databaseUrl: fresh?.url });
+  return {
+    ...database,
+    async close() {
+      await database.close();
+      await fresh?.drop();
     },
   };
 }
