@@ -125,6 +125,8 @@ async function createPgliteInChild(folder: string): Promise<void> {
   await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, import.meta.resolve('@electric-sql/pglite'), folder], { timeout: 120_000 });
 }
 
+const UNDEFINED_PREPARED_STATEMENT = '26000';
+
 /**
  * Named statements on PGlite's one session (prepared-statement.ts): EXECUTE on the session the
  * driver lends, like Kysely's queries (so never inside another caller's transaction), PREPARE first
@@ -146,8 +148,6 @@ function namedStatementsOn(pglite: PGlite, driver: () => Driver): NamedStatement
     }
   };
 }
-
-const UNDEFINED_PREPARED_STATEMENT = '26000';
 
 async function openPglite(dataDir: string): Promise<Database> {
   const lock: DataDirLock = lockDataDir(dataDir);

@@ -13,8 +13,8 @@ import { mkdir, open, readFile, rename, rmdir, stat, unlink, writeFile, type Fil
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { noteStreamedBytes } from '../runtime/streamed-garbage.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { noteStreamedBytes } from '../runtime/streamed-garbage.ts';
 import { Crc32 } from './checksums.ts';
 import { OffThreadHash } from './off-thread-hash.ts';
 
