@@ -21,14 +21,18 @@ export type JobCatalogue = Record<string, object>;
 export const POLLING_SECONDS = 0.5;
 /**
  * How often each worker looks for jobs while NOTIFY wakes it for every job sent runnable at once.
- * What NOTIFY does not announce waits for this poll: jobs that become runnable later (startAfter,
- * a retry's backoff) and those of a worker that died (re-queued by pg-boss's supervision).
+ * What NOTIFY does not announce waits for this poll: a retry's backoff, jobs of a worker that died
+ * (re-queued by pg-boss's supervision), and delayed jobs (startAfter) sent from a process that
+ * runs no worker of their queue (a delayed job sent where its worker runs wakes it on time: see
+ * `send`).
  * Why not poll every 0.5 s as before (bench/README.md, "API"): the 20 workers of the 12 queues,
  * fetching twice a second each, were 7.7 % of a core of an idle PGlite server (now 3.1 %; on
  * PostgreSQL 3.0 → 0.8 %), and under load that work shares PGlite's one connection with every
  * request.
  */
 export const NOTIFY_BACKSTOP_SECONDS = 5;
+/** A delayed job's local wake-up comes this long after it is due (the send's own round trip). */
+const WAKE_MARGIN_MS = 50;
 
 export type JobHandlers<C extends JobCatalogue> = {
   [N in keyof C]: {
@@ -59,6 +63,10 @@ export interface JobQueueOptions {
 export class JobQueue {
   private readonly boss: PgBoss;
   private readonly handlers = new Map<string, JobHandlers<JobCatalogue>[string]>();
+  /** pg-boss worker id of each queue this process works on. */
+  private readonly workerIds = new Map<string, string>();
+  /** Wake-ups of local workers for delayed jobs (see `send`), cleared on stop. */
+  private readonly wakeTimers = new Set<NodeJS.Timeout>();
   private started = false;
 
   constructor(
@@ -116,7 +124,7 @@ export class JobQueue {
     }
     if (!runWorkers) return;
     for (const [name, definition] of this.handlers) {
-      await this.boss.work(
+      const workerId = await this.boss.work(
         name,
         { localConcurrency: definition.concurrency ?? 1, pollingIntervalSeconds: POLLING_SECONDS, notifyPollingIntervalSeconds: NOTIFY_BACKSTOP_SECONDS, batchSize: 1 },
         async (jobs: Job<object>[]) => {
@@ -133,6 +141,7 @@ export class JobQueue {
           }
         },
       );
+      this.workerIds.set(name, workerId);
     }
   }
 
@@ -142,11 +151,32 @@ export class JobQueue {
     if (options.startAfterSeconds) sendOptions.startAfter = options.startAfterSeconds;
     if (options.trx) sendOptions.db = fromKysely(options.trx);
     await this.boss.send(name, data, sendOptions);
+    if (options.startAfterSeconds) this.wakeWhenDue(name, options.startAfterSeconds);
+  }
+
+  /**
+   * NOTIFY announces a job when it is sent, not when a delayed one becomes due, so a delayed job
+   * would wait for the next backstop poll (up to NOTIFY_BACKSTOP_SECONDS late: the tracker's 2 s
+   * re-check of a processing project took up to 7 s). When this process works on the queue, its
+   * worker is woken once the job is due. A wake that comes early (the database's clock is ahead)
+   * finds nothing and the backstop poll still picks the job up.
+   */
+  private wakeWhenDue(name: string, seconds: number): void {
+    const workerId = this.workerIds.get(name);
+    if (!workerId) return;
+    const timer = setTimeout(() => {
+      this.wakeTimers.delete(timer);
+      if (this.started) this.boss.notifyWorker(workerId);
+    }, seconds * 1000 + WAKE_MARGIN_MS);
+    timer.unref();
+    this.wakeTimers.add(timer);
   }
 
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    for (const timer of this.wakeTimers) clearTimeout(timer);
+    this.wakeTimers.clear();
     await this.boss.stop({ graceful: true, timeout: 5000, close: true });
   }
 }
