@@ -4,7 +4,10 @@
 // bare Fastify 5 route in its own process (bench/anchors/):
 //   - per database, the ceiling of the work: the same row read per request by one query
 //     (PostgreSQL: a prepared statement on a pg pool over the server's own database;
-//     PGlite: one PGlite instance holding a copy of the row), returned as is;
+//     PGlite: one PGlite instance holding a copy of the row, read as one JSON value as the
+//     project reads it), returned as is;
+//   - on PGlite, as an extra column, the same anchor reading the row as columns (the issue's
+//     first anchor, before the project read rows as JSON there);
 //   - and, as an extra column, the ceiling of a route with no I/O at all: the same JSON body from
 //     memory.
 import fs from 'node:fs';
@@ -61,7 +64,12 @@ async function anchorTarget(name: string, script: string, env: Record<string, st
 
 const ANCHOR_OF: Record<DatabaseKind, { name: string; label: string }> = {
   postgres: { name: 'anchor-postgres', label: 'Fastify + pg prepared' },
-  pglite: { name: 'anchor-pglite', label: 'Fastify + PGlite' },
+  pglite: { name: 'anchor-pglite', label: 'Fastify + PGlite, row as JSON' },
+};
+/** Extra columns: anchors shown beside the target's. */
+const EXTRA_ANCHORS_OF: Record<DatabaseKind, { name: string; label: string }[]> = {
+  postgres: [],
+  pglite: [{ name: 'anchor-pglite-columns', label: 'Fastify + PGlite, row as columns' }],
 };
 
 export async function runApi(options: BenchOptions): Promise<BenchResult> {
@@ -83,8 +91,11 @@ export async function runApi(options: BenchOptions): Promise<BenchResult> {
       } else {
         const rowFile = path.join(tmp, 'row.json');
         fs.writeFileSync(rowFile, JSON.stringify(await rowOf(account, body as Record<string, unknown>)));
-        const dir = fs.mkdtempSync(path.join(tmp, 'pglite-'));
-        targets.push(await anchorTarget(anchor.name, 'bench/anchors/fastify-pglite-anchor.ts', { ANCHOR_PGLITE_DIR: dir, ANCHOR_ROW_FILE: rowFile }, url, account.headers, options.profileDir));
+        for (const [name, form] of [[anchor.name, 'json'], [EXTRA_ANCHORS_OF.pglite[0].name, 'columns']]) {
+          const dir = fs.mkdtempSync(path.join(tmp, 'pglite-'));
+          const env = { ANCHOR_PGLITE_DIR: dir, ANCHOR_ROW_FILE: rowFile, ANCHOR_ROW_FORM: form };
+          targets.push(await anchorTarget(name, 'bench/anchors/fastify-pglite-anchor.ts', env, url, account.headers, options.profileDir));
+        }
       }
     }
     const bodyFile = path.join(tmp, 'inspection.json');
@@ -145,6 +156,11 @@ export async function runApi(options: BenchOptions): Promise<BenchResult> {
           // The issue sets the latency target on PostgreSQL; on PGlite the ratio is shown.
           ...(database === 'postgres' ? { target: '≤ 2× anchor p99', met: latencyRatio.median <= 2 } : {}),
         },
+        ...EXTRA_ANCHORS_OF[database].flatMap((extra): Row[] => [
+          { benchmark: 'api', metric: `anchor: ${extra.label}`, unit: 'req/s', summary: summarise(rps.get(extra.name)!) },
+          { benchmark: 'api', metric: `anchor: ${extra.label}, process CPU per request`, unit: 'µs', summary: summarise(cpu.get(extra.name)!) },
+          { benchmark: 'api', metric: `GET inspection on ${database} vs ${extra.label}`, unit: 'req/s', summary: summarise(values), ratio: per(values, rps.get(extra.name)!), anchor: extra.label },
+        ]),
         { benchmark: 'api', metric: `GET inspection on ${database} vs no I/O`, unit: 'req/s', summary: summarise(values), ratio: per(values, rps.get('anchor')!), anchor: 'bare Fastify, no I/O' },
         {
           benchmark: 'api',
@@ -159,7 +175,7 @@ export async function runApi(options: BenchOptions): Promise<BenchResult> {
     }
     for (const t of targets) result.memory.push(memoryRecord('api', t.child, 'end', { sampledPeakMb: peaks.get(t.name) }));
     result.notes.push(
-      `api: autocannon ${CONNECTIONS} connections, ${options.apiSeconds} s per run after a ${WARMUP_SECONDS} s warm-up per target; the load generator runs in the bench process, each server and anchor in its own; the PostgreSQL anchor reads the server's own row (same database), the PGlite anchor a copy of it in its own PGlite.`,
+      `api: autocannon ${CONNECTIONS} connections, ${options.apiSeconds} s per run after a ${WARMUP_SECONDS} s warm-up per target; the load generator runs in the bench process, each server and anchor in its own; the PostgreSQL anchor reads the server's own row (same database), the PGlite anchors a copy of it in their own PGlite (the target's reads it as one JSON value, as the project does on PGlite; the extra column's as columns).`,
     );
   } finally {
     // Anchors before their servers: the PostgreSQL anchor's connections go before the database.

@@ -6,6 +6,14 @@
 // access check, no retries, no mapping, no logging: the ceiling of a route that must read its
 // answer from the embedded database per request.
 //
+// ANCHOR_ROW_FORM: how the row travels from PGlite (bench/README.md, "API"):
+// - 'json' (the target's anchor): as one JSON text, `select row_to_json(r)::text from (...) r`,
+//   executed by the simple query protocol (exec) and parsed with JSON.parse, as the project's
+//   named statements read rows on PGlite (src/infra/database/pglite-named-statements.ts) — without
+//   the project's conversion of timestamps to Dates: the ceiling of that way of reading;
+// - 'columns': as the statement's columns by query() (extended protocol), each read and parsed by
+//   PGlite's protocol code, as a PGlite application reads a row (~125 µs more per request here).
+//
 // PGlite is one process's database (the benchmarked server holds its folder), so the anchor has
 // its own, made as the project makes its own (created in a short-lived child process, opened with
 // the same shared_buffers), with the project's schema (the inspection migrations, same table,
@@ -39,14 +47,18 @@ await pglite.query(`insert into inspection.inspections (${columns}) select ${col
 await pglite.exec('set session_replication_role = origin');
 await pglite.exec('analyze inspection.inspections');
 
-await pglite.exec(`prepare inspection_by_id (integer) as select ${RECORD_COLUMNS.join(', ')} from inspection.inspections where id = $1 and deleted_at is null`);
+const select = `select ${RECORD_COLUMNS.join(', ')} from inspection.inspections where id = $1 and deleted_at is null`;
+const asJson = process.env.ANCHOR_ROW_FORM === 'json';
+await pglite.exec(`prepare inspection_by_id (integer) as ${asJson ? `select row_to_json(r)::text as row from (${select}) as r` : select}`);
 const app = Fastify({ logger: false });
 app.get<{ Params: { id: string } }>('/v1/inspections/:id/', async (request, reply) => {
   const id = Number(request.params.id);
   if (!Number.isSafeInteger(id)) return reply.status(404).send({ detail: 'Not found.' });
-  const { rows } = await pglite.query<Record<string, unknown>>(`execute inspection_by_id(${id})`);
+  // The JSON form runs by the simple protocol, as the project's (one Query message); the columns
+  // form as a PGlite application's query() runs it (extended protocol).
+  const { rows } = asJson ? (await pglite.exec(`execute inspection_by_id(${id})`))[0] : await pglite.query<Record<string, unknown>>(`execute inspection_by_id(${id})`);
   if (rows.length === 0) return reply.status(404).send({ detail: 'Not found.' });
-  return rows[0];
+  return asJson ? (JSON.parse(rows[0].row as string) as Record<string, unknown>) : rows[0];
 });
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
 console.log(`Listening: ${address}`);

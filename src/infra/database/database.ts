@@ -25,7 +25,8 @@ import type { Logger } from 'pino';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { makePrivate, PGLITE_FOLDER } from '../data-dir.ts';
 import { isDatabaseUnavailable } from './connection-errors.ts';
-import { useNamedStatements, type NamedStatementRunner } from './prepared-statement.ts';
+import { useNamedStatements } from './prepared-statement.ts';
+import { namedStatementsOn } from './pglite-named-statements.ts';
 
 export interface Database {
   kind: 'pglite' | 'postgres';
@@ -123,30 +124,6 @@ async function createPgliteInChild(folder: string): Promise<void> {
   if (fs.existsSync(path.join(folder, 'PG_VERSION'))) return;
   const script = `const { PGlite } = await import(process.argv[1]); const db = await PGlite.create({ dataDir: process.argv[2] }); await db.close();`;
   await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, import.meta.resolve('@electric-sql/pglite'), folder], { timeout: 120_000 });
-}
-
-const UNDEFINED_PREPARED_STATEMENT = '26000';
-
-/**
- * Named statements on PGlite's one session (prepared-statement.ts): EXECUTE on the session the
- * driver lends, like Kysely's queries (so never inside another caller's transaction), PREPARE first
- * when the session lacks the statement (its first use: answered 26000).
- */
-function namedStatementsOn(pglite: PGlite, driver: () => Driver): NamedStatementRunner {
-  return async (statement, values) => {
-    const connection = await driver().acquireConnection();
-    try {
-      try {
-        return (await pglite.query(statement.executeSql(values))).rows;
-      } catch (err) {
-        if ((err as { code?: string }).code !== UNDEFINED_PREPARED_STATEMENT) throw err;
-      }
-      await pglite.query(statement.prepare);
-      return (await pglite.query(statement.executeSql(values))).rows;
-    } finally {
-      await driver().releaseConnection(connection);
-    }
-  };
 }
 
 async function openPglite(dataDir: string): Promise<Database> {

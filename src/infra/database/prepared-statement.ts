@@ -10,7 +10,8 @@
 //   statement: pg parses it once per connection and then only binds and executes it (a failed
 //   statement's connection is discarded, as pg-pool's query does).
 // - PGlite, one session whose driver has no named statements: an SQL-level PREPARE on first use,
-//   then EXECUTE, on the session the driver lends (so never inside another caller's transaction).
+//   then EXECUTE, on the session the driver lends (so never inside another caller's transaction),
+//   with each row carried as one JSON value (pglite-named-statements.ts).
 // Prepared statements belong to the session, not to a transaction, so a rollback does not undo
 // them. Statements list their columns: a column added later by a migration does not change their
 // result type (PostgreSQL refuses to run a prepared `select *` whose row type changed).
@@ -21,11 +22,15 @@ import type { Kysely } from 'kysely';
 
 const NAME = /^[a-z_][a-z0-9_]*$/;
 
+type ParameterType = 'integer' | 'bigint';
+
 /** What a runner gets of a statement. */
 export interface NamedStatement {
   name: string;
   /** The statement, with $1, $2, ... for its parameters. */
   text: string;
+  /** The PostgreSQL type of each parameter. */
+  types: readonly ParameterType[];
   /** `prepare <name> (<types>) as <text>` (SQL-level). */
   prepare: string;
   /** `execute <name>(<values>)` (SQL-level) for these values, checked integers. */
@@ -56,7 +61,7 @@ export class PreparedStatement<R> implements NamedStatement {
    */
   constructor(
     readonly name: string,
-    types: readonly ('integer' | 'bigint')[],
+    readonly types: readonly ParameterType[],
     text: string,
   ) {
     if (!NAME.test(name)) throw new Error(`invalid prepared statement name ${name}`);
