@@ -6,8 +6,9 @@
 //     (PostgreSQL: a prepared statement on a pg pool over the server's own database;
 //     PGlite: one PGlite instance holding a copy of the row, read as one JSON value as the
 //     project reads it), returned as is;
-//   - on PGlite, as an extra column, the same anchor reading the row as columns (the issue's
-//     first anchor, before the project read rows as JSON there);
+//   - on PGlite, as extra columns, the same anchor reading the row as one JSON value with the
+//     reads of concurrent requests batched into one Query message (as the project does), and
+//     reading it as columns (the issue's first anchor, before the project read rows as JSON);
 //   - and, as an extra column, the ceiling of a route with no I/O at all: the same JSON body from
 //     memory.
 import fs from 'node:fs';
@@ -69,7 +70,10 @@ const ANCHOR_OF: Record<DatabaseKind, { name: string; label: string }> = {
 /** Extra columns: anchors shown beside the target's. */
 const EXTRA_ANCHORS_OF: Record<DatabaseKind, { name: string; label: string }[]> = {
   postgres: [],
-  pglite: [{ name: 'anchor-pglite-columns', label: 'Fastify + PGlite, row as columns' }],
+  pglite: [
+    { name: 'anchor-pglite-batched', label: 'Fastify + PGlite, row as JSON, batched' },
+    { name: 'anchor-pglite-columns', label: 'Fastify + PGlite, row as columns' },
+  ],
 };
 
 export async function runApi(options: BenchOptions): Promise<BenchResult> {
@@ -91,7 +95,7 @@ export async function runApi(options: BenchOptions): Promise<BenchResult> {
       } else {
         const rowFile = path.join(tmp, 'row.json');
         fs.writeFileSync(rowFile, JSON.stringify(await rowOf(account, body as Record<string, unknown>)));
-        for (const [name, form] of [[anchor.name, 'json'], [EXTRA_ANCHORS_OF.pglite[0].name, 'columns']]) {
+        for (const [name, form] of [[anchor.name, 'json'], [EXTRA_ANCHORS_OF.pglite[0].name, 'json-batched'], [EXTRA_ANCHORS_OF.pglite[1].name, 'columns']]) {
           const dir = fs.mkdtempSync(path.join(tmp, 'pglite-'));
           const env = { ANCHOR_PGLITE_DIR: dir, ANCHOR_ROW_FILE: rowFile, ANCHOR_ROW_FORM: form };
           targets.push(await anchorTarget(name, 'bench/anchors/fastify-pglite-anchor.ts', env, url, account.headers, options.profileDir));
@@ -175,7 +179,7 @@ export async function runApi(options: BenchOptions): Promise<BenchResult> {
     }
     for (const t of targets) result.memory.push(memoryRecord('api', t.child, 'end', { sampledPeakMb: peaks.get(t.name) }));
     result.notes.push(
-      `api: autocannon ${CONNECTIONS} connections, ${options.apiSeconds} s per run after a ${WARMUP_SECONDS} s warm-up per target; the load generator runs in the bench process, each server and anchor in its own; the PostgreSQL anchor reads the server's own row (same database), the PGlite anchors a copy of it in their own PGlite (the target's reads it as one JSON value, as the project does on PGlite; the extra column's as columns).`,
+      `api: autocannon ${CONNECTIONS} connections, ${options.apiSeconds} s per run after a ${WARMUP_SECONDS} s warm-up per target; the load generator runs in the bench process, each server and anchor in its own; the PostgreSQL anchor reads the server's own row (same database), the PGlite anchors a copy of it in their own PGlite (the target's reads it as one JSON value, as the project reads each row on PGlite; the extra columns' as one JSON value with concurrent reads batched into one Query message, as the project also does, and as columns).`,
     );
   } finally {
     // Anchors before their servers: the PostgreSQL anchor's connections go before the database.

@@ -3,7 +3,8 @@
 // their rows travel as one JSON value each (pglite-named-statements.ts): every column type that
 // form carries is checked here at its edges (nulls, microseconds, trailing zeros, int8 beyond
 // 2^53, NaN, quotes and non-ASCII text, nested JSON), and a statement with a column of another
-// type, or two columns of one name, runs as columns.
+// type, or two columns of one name, runs as columns. Concurrent calls, which PGlite's runner sends
+// together in one Query message, each get their own rows, or their own error.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql, type Kysely } from 'kysely';
@@ -75,5 +76,29 @@ describe('named statements', () => {
   it('answers no rows as the plain query does', async () => {
     const statement = new PreparedStatement<Record<string, unknown>>('test_no_rows', ['integer'], 'select id, at from typed where id = $1');
     assert.deepEqual(await statement.execute(db(), [99]), []);
+  });
+
+  it('answers concurrent calls each with its own rows, or its own error', async () => {
+    const byId = new PreparedStatement<Record<string, unknown>>('test_concurrent_by_id', ['integer'], 'select id, label, at from typed where id = $1');
+    const divide = new PreparedStatement<{ x: number }>('test_concurrent_divide', ['integer'], 'select 10 / ($1 - 3) as x');
+    for (let round = 0; round < 2; round++) {
+      // The first round also prepares both statements on the way.
+      const ids = Array.from({ length: 40 }, (_, i) => (i % 5) + 1); // 4 and 5 have no row
+      const calls = ids.map((id) => (id === 3 ? divide.execute(db(), [id]) : id % 2 === 0 ? byId.execute(db(), [id]) : divide.execute(db(), [id])));
+      const settled = await Promise.allSettled(calls);
+      settled.forEach((result, i) => {
+        const id = ids[i];
+        if (id === 3) {
+          assert.equal(result.status, 'rejected', 'division by zero must fail its own call');
+          assert.equal((result as PromiseRejectedResult).reason.code, '22012');
+        } else if (id % 2 === 0) {
+          assert.equal(result.status, 'fulfilled');
+          const rows = (result as PromiseFulfilledResult<Record<string, unknown>[]>).value;
+          assert.deepEqual(rows.map((r) => r.id), id === 2 ? [2] : []);
+        } else {
+          assert.deepEqual((result as PromiseFulfilledResult<unknown>).value, [{ x: 10 / (id - 3) }].map((r) => ({ x: Math.trunc(r.x) })));
+        }
+      });
+    }
   });
 });

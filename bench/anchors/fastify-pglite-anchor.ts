@@ -11,6 +11,8 @@
 //   executed by the simple query protocol (exec) and parsed with JSON.parse, as the project's
 //   named statements read rows on PGlite (src/infra/database/pglite-named-statements.ts) — without
 //   the project's conversion of timestamps to Dates: the ceiling of that way of reading;
+// - 'json-batched': the same, and the reads of the requests that arrive in one turn of the event
+//   loop sent together in one Query message, as the project's named statements do;
 // - 'columns': as the statement's columns by query() (extended protocol), each read and parsed by
 //   PGlite's protocol code, as a PGlite application reads a row (~125 µs more per request here).
 //
@@ -48,15 +50,48 @@ await pglite.exec('set session_replication_role = origin');
 await pglite.exec('analyze inspection.inspections');
 
 const select = `select ${RECORD_COLUMNS.join(', ')} from inspection.inspections where id = $1 and deleted_at is null`;
-const asJson = process.env.ANCHOR_ROW_FORM === 'json';
+const form = process.env.ANCHOR_ROW_FORM ?? 'columns';
+const asJson = form !== 'columns';
 await pglite.exec(`prepare inspection_by_id (integer) as ${asJson ? `select row_to_json(r)::text as row from (${select}) as r` : select}`);
+
+type Rows = Record<string, unknown>[];
+// 'json-batched': the reads of the requests of one turn of the event loop in one Query message.
+const waiting: { id: number; resolve(rows: Rows): void; reject(err: unknown): void }[] = [];
+let scheduled = false;
+async function drain(): Promise<void> {
+  scheduled = false;
+  while (waiting.length > 0) {
+    const batch = waiting.splice(0, 16);
+    try {
+      const results = await pglite.exec(batch.map((w) => `execute inspection_by_id(${w.id})`).join('; '));
+      batch.forEach((w, i) => w.resolve(results[i].rows as Rows));
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    }
+  }
+}
+function batchedRows(id: number): Promise<Rows> {
+  return new Promise((resolve, reject) => {
+    waiting.push({ id, resolve, reject });
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => void drain());
+  });
+}
+
+async function rowsOf(id: number): Promise<Rows> {
+  // The JSON forms run by the simple protocol, as the project's (one Query message); the columns
+  // form as a PGlite application's query() runs it (extended protocol).
+  if (form === 'json-batched') return batchedRows(id);
+  if (form === 'json') return (await pglite.exec(`execute inspection_by_id(${id})`))[0].rows as Rows;
+  return (await pglite.query<Record<string, unknown>>(`execute inspection_by_id(${id})`)).rows;
+}
+
 const app = Fastify({ logger: false });
 app.get<{ Params: { id: string } }>('/v1/inspections/:id/', async (request, reply) => {
   const id = Number(request.params.id);
   if (!Number.isSafeInteger(id)) return reply.status(404).send({ detail: 'Not found.' });
-  // The JSON form runs by the simple protocol, as the project's (one Query message); the columns
-  // form as a PGlite application's query() runs it (extended protocol).
-  const { rows } = asJson ? (await pglite.exec(`execute inspection_by_id(${id})`))[0] : await pglite.query<Record<string, unknown>>(`execute inspection_by_id(${id})`);
+  const rows = await rowsOf(id);
   if (rows.length === 0) return reply.status(404).send({ detail: 'Not found.' });
   return asJson ? (JSON.parse(rows[0].row as string) as Record<string, unknown>) : rows[0];
 });
