@@ -6,6 +6,8 @@
 //     (PostgreSQL: a prepared statement on a pg pool over the server's own database;
 //     PGlite: one PGlite instance holding a copy of the row, read as one JSON value as the
 //     project reads it), returned as is;
+//   - on PostgreSQL, as an extra column, the same anchor with the reads of concurrent requests
+//     batched into one Query message (as the project does);
 //   - on PGlite, as extra columns, the same anchor reading the row as one JSON value with the
 //     reads of concurrent requests batched into one Query message (as the project does), and
 //     reading it as columns (the issue's first anchor, before the project read rows as JSON);
@@ -69,7 +71,7 @@ const ANCHOR_OF: Record<DatabaseKind, { name: string; label: string }> = {
 };
 /** Extra columns: anchors shown beside the target's. */
 const EXTRA_ANCHORS_OF: Record<DatabaseKind, { name: string; label: string }[]> = {
-  postgres: [],
+  postgres: [{ name: 'anchor-postgres-batched', label: 'Fastify + pg, batched' }],
   pglite: [
     { name: 'anchor-pglite-batched', label: 'Fastify + PGlite, row as JSON, batched' },
     { name: 'anchor-pglite-columns', label: 'Fastify + PGlite, row as columns' },
@@ -91,7 +93,9 @@ export async function runApi(options: BenchOptions): Promise<BenchResult> {
       targets.push({ name: database, child: server, url, headers: account.headers, dispose: () => server.dispose() });
       const anchor = ANCHOR_OF[database];
       if (database === 'postgres') {
-        targets.push(await anchorTarget(anchor.name, 'bench/anchors/fastify-pg-anchor.ts', { ANCHOR_DATABASE_URL: server.databaseUrl! }, url, account.headers, options.profileDir));
+        for (const [name, batched] of [[anchor.name, '0'], [EXTRA_ANCHORS_OF.postgres[0].name, '1']]) {
+          targets.push(await anchorTarget(name, 'bench/anchors/fastify-pg-anchor.ts', { ANCHOR_DATABASE_URL: server.databaseUrl!, ANCHOR_BATCHED: batched }, url, account.headers, options.profileDir));
+        }
       } else {
         const rowFile = path.join(tmp, 'row.json');
         fs.writeFileSync(rowFile, JSON.stringify(await rowOf(account, body as Record<string, unknown>)));
@@ -179,7 +183,7 @@ export async function runApi(options: BenchOptions): Promise<BenchResult> {
     }
     for (const t of targets) result.memory.push(memoryRecord('api', t.child, 'end', { sampledPeakMb: peaks.get(t.name) }));
     result.notes.push(
-      `api: autocannon ${CONNECTIONS} connections, ${options.apiSeconds} s per run after a ${WARMUP_SECONDS} s warm-up per target; the load generator runs in the bench process, each server and anchor in its own; the PostgreSQL anchor reads the server's own row (same database), the PGlite anchors a copy of it in their own PGlite (the target's reads it as one JSON value, as the project reads each row on PGlite; the extra columns' as one JSON value with concurrent reads batched into one Query message, as the project also does, and as columns).`,
+      `api: autocannon ${CONNECTIONS} connections, ${options.apiSeconds} s per run after a ${WARMUP_SECONDS} s warm-up per target; the load generator runs in the bench process, each server and anchor in its own; the PostgreSQL anchors read the server's own row (same database; the extra column's with concurrent reads batched into one Query message, as the project does), the PGlite anchors a copy of it in their own PGlite (the target's reads it as one JSON value, as the project reads each row on PGlite; the extra columns' as one JSON value with concurrent reads batched into one Query message, as the project also does, and as columns).`,
     );
   } finally {
     // Anchors before their servers: the PostgreSQL anchor's connections go before the database.

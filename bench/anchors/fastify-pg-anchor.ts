@@ -5,17 +5,58 @@
 // Fastify serialises a plain object. It selects the columns the project's record is made of
 // (RECORD_COLUMNS), not its bundle's retries. No authentication, no access check, no retries, no
 // mapping, no logging: the ceiling of a route that must read its answer from PostgreSQL per request.
+//
+// ANCHOR_BATCHED=1 (an extra column, bench/README.md "API"): the reads of the requests of one turn
+// of the event loop go as one Query message of several EXECUTEs on one pooled connection, as the
+// project's named statements do (src/infra/database/statement-batches.ts), the statement prepared
+// SQL-level once per connection.
 import Fastify from 'fastify';
 import pg from 'pg';
 import { RECORD_COLUMNS } from '../../src/inspection/inspections/inspection.mapper.ts';
 
 const pool = new pg.Pool({ connectionString: process.env.ANCHOR_DATABASE_URL!, max: 10 });
 const statement = `select ${RECORD_COLUMNS.join(', ')} from inspection.inspections where id = $1 and deleted_at is null`;
+type Rows = Record<string, unknown>[];
+const waiting: { id: number; resolve(rows: Rows): void; reject(err: unknown): void }[] = [];
+let scheduled = false;
+const prepared = new WeakSet<pg.PoolClient>();
+async function runBatch(batch: typeof waiting): Promise<void> {
+  const client = await pool.connect();
+  try {
+    if (!prepared.has(client)) {
+      await client.query(`prepare inspection_by_id (integer) as ${statement}`);
+      prepared.add(client);
+    }
+    const text = batch.map((w) => `execute inspection_by_id(${w.id})`).join('; ');
+    const result = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+    const results = Array.isArray(result) ? result : [result];
+    batch.forEach((w, i) => w.resolve(results[i].rows as Rows));
+  } catch (err) {
+    for (const w of batch) w.reject(err);
+  } finally {
+    client.release();
+  }
+}
+function batchedRows(id: number): Promise<Rows> {
+  return new Promise((resolve, reject) => {
+    waiting.push({ id, resolve, reject });
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      const calls = waiting.splice(0);
+      for (let i = 0; i < calls.length; i += 16) void runBatch(calls.slice(i, i + 16));
+    });
+  });
+}
+const batched = process.env.ANCHOR_BATCHED === '1';
+
 const app = Fastify({ logger: false });
 app.get<{ Params: { id: string } }>('/v1/inspections/:id/', async (request, reply) => {
-  const { rows } = await pool.query({ name: 'inspection_by_id', text: statement, values: [Number(request.params.id)] });
+  const id = Number(request.params.id);
+  const rows = batched ? await batchedRows(id) : ((await pool.query({ name: 'inspection_by_id', text: statement, values: [id] })).rows as Rows);
   if (rows.length === 0) return reply.status(404).send({ detail: 'Not found.' });
-  return rows[0] as Record<string, unknown>;
+  return rows[0];
 });
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
 console.log(`Listening: ${address}`);

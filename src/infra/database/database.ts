@@ -27,6 +27,7 @@ import { makePrivate, PGLITE_FOLDER } from '../data-dir.ts';
 import { isDatabaseUnavailable } from './connection-errors.ts';
 import { useNamedStatements } from './prepared-statement.ts';
 import { namedStatementsOn } from './pglite-named-statements.ts';
+import { namedStatementsOnPool } from './postgres-named-statements.ts';
 
 export interface Database {
   kind: 'pglite' | 'postgres';
@@ -67,7 +68,7 @@ async function openPostgres(connectionString: string, max: number, logger?: Logg
   // that is no longer queryable when it comes back.
   pool.on('connect', (client) => client.on('error', (err) => logger?.debug({ err: { message: err.message } }, 'database connection lost while in use')));
   const db = new Kysely({ dialect: new PostgresDialect({ pool: discardingLostConnections(pool) }) });
-  useNamedStatements(db, async ({ name, text }, values) => (await pool.query({ name, text, values: [...values] })).rows);
+  useNamedStatements(db, namedStatementsOnPool(pool));
   return {
     kind: 'postgres',
     db,

@@ -7,8 +7,8 @@
 //
 // EXECUTE runs by the simple query protocol (exec: one Query message) rather than query()'s
 // extended one (Parse, Bind, Describe, Execute, Sync of the EXECUTE statement); its values are
-// checked integers written into the text, so nothing is bound. Calls that come while the session
-// is busy (concurrent requests) wait together and go as one Query message of several EXECUTEs.
+// checked integers written into the text, so nothing is bound. The calls of one turn of the event
+// loop go as one Query message of several EXECUTEs (statement-batches.ts).
 //
 // Cost of the inspection record's read on PGlite, per call in one process (bench/README.md,
 // "API"): ~170 µs as columns by the extended protocol (as Kysely's queries run), ~65 µs as one JSON
@@ -27,6 +27,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type { Driver } from 'kysely';
 import type { NamedStatement, NamedStatementRunner } from './prepared-statement.ts';
+import { eventLoopBatches, runTogetherOrAlone } from './statement-batches.ts';
 
 const UNDEFINED_PREPARED_STATEMENT = '26000';
 
@@ -77,23 +78,16 @@ function rowOf(form: JsonForm, json: string): Record<string, unknown> {
   return row;
 }
 
-/** Most EXECUTEs sent in one Query message. */
-const MAX_BATCH = 16;
-
 interface Call {
   /** The statement that runs: the JSON form's, or the caller's as columns. */
   statement: NamedStatement;
   form: JsonForm | null;
   values: readonly number[];
-  resolve(rows: unknown[]): void;
-  reject(err: unknown): void;
 }
 
 export function namedStatementsOn(pglite: PGlite, driver: () => Driver): NamedStatementRunner {
   // Per statement name: its JSON form, or null to run it as columns (found once, by describing it).
   const forms = new Map<string, Promise<JsonForm | null>>();
-  const waiting: Call[] = [];
-  let draining = false;
 
   async function withSession<T>(fn: () => Promise<T>): Promise<T> {
     const connection = await driver().acquireConnection();
@@ -114,75 +108,31 @@ export function namedStatementsOn(pglite: PGlite, driver: () => Driver): NamedSt
     return form;
   }
 
-  function answer(call: Call, rows: unknown[]): void {
+  function answer(call: Call, rows: unknown[]): unknown[] {
     const form = call.form;
-    call.resolve(form ? (rows as { row: string }[]).map((r) => rowOf(form, r.row)) : rows);
+    return form ? (rows as { row: string }[]).map((r) => rowOf(form, r.row)) : rows;
   }
 
   // One call alone, preparing its statement when the session lacks it.
-  async function runAlone(call: Call): Promise<void> {
+  async function alone(call: Call): Promise<unknown[]> {
     try {
-      let rows: unknown[];
-      try {
-        rows = (await pglite.exec(call.statement.executeSql(call.values)))[0].rows;
-      } catch (err) {
-        if ((err as { code?: string }).code !== UNDEFINED_PREPARED_STATEMENT) throw err;
-        await pglite.exec(call.statement.prepare);
-        rows = (await pglite.exec(call.statement.executeSql(call.values)))[0].rows;
-      }
-      answer(call, rows);
+      return answer(call, (await pglite.exec(call.statement.executeSql(call.values)))[0].rows);
     } catch (err) {
-      call.reject(err);
+      if ((err as { code?: string }).code !== UNDEFINED_PREPARED_STATEMENT) throw err;
     }
+    await pglite.exec(call.statement.prepare);
+    return answer(call, (await pglite.exec(call.statement.executeSql(call.values)))[0].rows);
   }
 
-  // The calls that came while the session was busy, in one Query message: one EXECUTE each, one
-  // result each, in order. If any fails (a statement not prepared yet, a value it refuses), none
-  // of them answered, and each runs alone, with its own result or error.
-  async function runBatch(batch: Call[]): Promise<void> {
-    if (batch.length === 1) return runAlone(batch[0]);
-    let results;
-    try {
-      results = await pglite.exec(batch.map((call) => call.statement.executeSql(call.values)).join('; '));
-    } catch {
-      for (const call of batch) await runAlone(call);
-      return;
-    }
-    batch.forEach((call, i) => {
-      try {
-        answer(call, results[i].rows);
-      } catch (err) {
-        call.reject(err);
-      }
-    });
+  async function together(calls: Call[]): Promise<unknown[][]> {
+    const results = await pglite.exec(calls.map((call) => call.statement.executeSql(call.values)).join('; '));
+    return calls.map((call, i) => answer(call, results[i].rows));
   }
 
-  async function drain(): Promise<void> {
-    try {
-      while (waiting.length > 0) {
-        // Calls that come while this waits for the session join the batch.
-        await withSession(() => runBatch(waiting.splice(0, MAX_BATCH)));
-      }
-    } finally {
-      draining = false;
-    }
-  }
+  const queue = eventLoopBatches<Call>((batch) => withSession(() => runTogetherOrAlone(batch, together, alone)));
 
   return async (statement, values) => {
     const form = await formOf(statement);
-    return new Promise<unknown[]>((resolve, reject) => {
-      waiting.push({ statement: form ? form.statement : statement, form, values, resolve, reject });
-      if (draining) return;
-      draining = true;
-      // After the requests that arrived with this one (the sockets' events of this turn of the
-      // event loop) have queued their calls too: PGlite runs a statement synchronously, so without
-      // this wait each request's call would run before the next request is even read.
-      setImmediate(() =>
-        drain().catch((err: unknown) => {
-          // The session could not be had (database closed): every waiting call hears it.
-          for (const call of waiting.splice(0)) call.reject(err);
-        }),
-      );
-    });
+    return queue({ statement: form ? form.statement : statement, form, values });
   };
 }

@@ -5,13 +5,12 @@
 //
 // Each database runs them its own way (database.ts gives the way to useNamedStatements), outside
 // Kysely's executor (~10 µs and a few promises per call in the profile of GET
-// /v1/inspections/{id}/ on PostgreSQL, ~30 µs on PGlite):
-// - PostgreSQL: a protocol-level named statement on the pool, as any pg application's prepared
-//   statement: pg parses it once per connection and then only binds and executes it (a failed
-//   statement's connection is discarded, as pg-pool's query does).
-// - PGlite, one session whose driver has no named statements: an SQL-level PREPARE on first use,
-//   then EXECUTE, on the session the driver lends (so never inside another caller's transaction),
-//   with each row carried as one JSON value (pglite-named-statements.ts).
+// /v1/inspections/{id}/ on PostgreSQL, ~30 µs on PGlite), both by SQL-level PREPARE on a
+// connection's first use and EXECUTE, and both sending the calls of one turn of the event loop as
+// one Query message (statement-batches.ts):
+// - PostgreSQL: on a pooled connection, one checkout per batch (postgres-named-statements.ts);
+// - PGlite: on the session the driver lends (so never inside another caller's transaction), each
+//   row carried as one JSON value (pglite-named-statements.ts).
 // Prepared statements belong to the session, not to a transaction, so a rollback does not undo
 // them. Statements list their columns: a column added later by a migration does not change their
 // result type (PostgreSQL refuses to run a prepared `select *` whose row type changed).
