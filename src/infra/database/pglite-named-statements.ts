@@ -16,9 +16,8 @@
 //
 // Rows as JSON: PGlite's JavaScript reads the wire protocol field by field, and each field costs a
 // fresh ArrayBuffer (its reader's `bytes`, the hottest function of the API on PGlite: 19 % of the
-// server's time) and a decode. So a statement whose
-// columns are all of the types below runs as `select row_to_json(r)::text from (<statement>) r`,
-// and the caller still gets exactly what the column statement gives: the values JSON carries as
+// server's time) and a decode. So a statement whose columns are all of the types below runs as
+// `select row_to_json(r)::text from (<statement>) r`, and the caller still gets exactly what the column statement gives: the values JSON carries as
 // PGlite would parse them (numbers, booleans, strings, json/jsonb) are taken from JSON, the others
 // travel as their text output (`::text`, the same output function as the wire's text format) and
 // go through PGlite's own parser for their type (timestamps become Dates, numerics stay strings).
@@ -26,10 +25,8 @@
 // PostgreSQL's driver reads fields natively and cheaply: its statements run as written.
 import type { PGlite } from '@electric-sql/pglite';
 import type { Driver } from 'kysely';
-import type { NamedStatement, NamedStatementRunner } from './prepared-statement.ts';
-import { eventLoopBatches, runTogetherOrAlone } from './statement-batches.ts';
-
-const UNDEFINED_PREPARED_STATEMENT = '26000';
+import { executePreparing, PreparedStatement, type NamedStatement, type NamedStatementRunner } from './prepared-statement.ts';
+import { batchSql, eventLoopBatches, runTogetherOrAlone } from './statement-batches.ts';
 
 /** Types whose JSON value is what PGlite's parser makes of their text: bool, int2, int4, text, varchar, uuid, json, jsonb. */
 const AS_JSON = new Set([16, 21, 23, 25, 1043, 2950, 114, 3802]);
@@ -56,15 +53,8 @@ function jsonFormOf(statement: NamedStatement, fields: { name: string; dataTypeI
   if (!fields.every((f) => AS_JSON.has(f.dataTypeID) || AS_TEXT.has(f.dataTypeID))) return undefined;
   const columns = fields.map((f) => (AS_JSON.has(f.dataTypeID) ? `c.${quoteIdent(f.name)}` : `c.${quoteIdent(f.name)}::text as ${quoteIdent(f.name)}`));
   const text = `select row_to_json(r)::text as row from (select ${columns.join(', ')} from (${statement.text}) as c) as r`;
-  const name = `${statement.name}_json`;
   return {
-    statement: {
-      name,
-      text,
-      types: statement.types,
-      prepare: `prepare ${name} (${statement.types.join(', ')}) as ${text}`,
-      executeSql: (values) => (values.length ? `execute ${name}(${values.join(', ')})` : `execute ${name}`),
-    },
+    statement: new PreparedStatement(`${statement.name}_json`, statement.types, text),
     textColumns: fields.filter((f) => AS_TEXT.has(f.dataTypeID)).map((f) => ({ name: f.name, typeId: f.dataTypeID, parse: f.parser })),
   };
 }
@@ -113,19 +103,10 @@ export function namedStatementsOn(pglite: PGlite, driver: () => Driver): NamedSt
     return form ? (rows as { row: string }[]).map((r) => rowOf(form, r.row)) : rows;
   }
 
-  // One call alone, preparing its statement when the session lacks it.
-  async function alone(call: Call): Promise<unknown[]> {
-    try {
-      return answer(call, (await pglite.exec(call.statement.executeSql(call.values)))[0].rows);
-    } catch (err) {
-      if ((err as { code?: string }).code !== UNDEFINED_PREPARED_STATEMENT) throw err;
-    }
-    await pglite.exec(call.statement.prepare);
-    return answer(call, (await pglite.exec(call.statement.executeSql(call.values)))[0].rows);
-  }
+  const alone = async (call: Call) => answer(call, await executePreparing(call.statement, call.values, async (sql) => (await pglite.exec(sql))[0].rows));
 
   async function together(calls: Call[]): Promise<unknown[][]> {
-    const results = await pglite.exec(calls.map((call) => call.statement.executeSql(call.values)).join('; '));
+    const results = await pglite.exec(batchSql(calls));
     return calls.map((call, i) => answer(call, results[i].rows));
   }
 

@@ -8,10 +8,8 @@
 // given back, not returned idle (as database.ts does for Kysely's connections).
 import type pg from 'pg';
 import { isDatabaseUnavailable } from './connection-errors.ts';
-import type { NamedStatement, NamedStatementRunner } from './prepared-statement.ts';
-import { eventLoopBatches, runTogetherOrAlone } from './statement-batches.ts';
-
-const UNDEFINED_PREPARED_STATEMENT = '26000';
+import { executePreparing, type NamedStatement, type NamedStatementRunner } from './prepared-statement.ts';
+import { batchSql, eventLoopBatches, runTogetherOrAlone } from './statement-batches.ts';
 
 interface Call {
   statement: NamedStatement;
@@ -22,22 +20,15 @@ export function namedStatementsOnPool(pool: pg.Pool): NamedStatementRunner {
   const queue = eventLoopBatches<Call>(async (batch) => {
     const client = await pool.connect();
     let lost: Error | undefined;
-    const noteLost = (err: unknown) => {
-      if (isDatabaseUnavailable(err)) lost = err as Error;
-      throw err;
-    };
-    const alone = async ({ statement, values }: Call): Promise<unknown[]> => {
-      try {
-        return (await client.query(statement.executeSql(values))).rows;
-      } catch (err) {
-        if ((err as { code?: string }).code !== UNDEFINED_PREPARED_STATEMENT) noteLost(err);
-      }
-      await client.query(statement.prepare).catch(noteLost);
-      return (await client.query(statement.executeSql(values)).catch(noteLost)).rows;
-    };
+    const query = (sql: string) =>
+      client.query(sql).catch((err: unknown) => {
+        if (isDatabaseUnavailable(err)) lost = err as Error;
+        throw err;
+      });
+    const alone = async ({ statement, values }: Call) => executePreparing(statement, values, async (sql) => (await query(sql)).rows);
     const together = async (calls: Call[]): Promise<unknown[][]> => {
       // Several statements in one message: pg answers one result each, as an array.
-      const results = (await client.query(calls.map((call) => call.statement.executeSql(call.values)).join('; ')).catch(noteLost)) as unknown as pg.QueryResult[];
+      const results = (await query(batchSql(calls))) as unknown as pg.QueryResult[];
       return results.map((result) => result.rows);
     };
     try {

@@ -39,6 +39,23 @@ export interface NamedStatement {
 /** Runs a named statement on a database; resolves to its rows. */
 export type NamedStatementRunner = (statement: NamedStatement, values: readonly number[]) => Promise<unknown[]>;
 
+/** PostgreSQL's answer to EXECUTE of a statement this session has not prepared. */
+const UNDEFINED_PREPARED_STATEMENT = '26000';
+
+/**
+ * Executes `statement` on a session through `run` (one SQL text -> its rows), preparing it first
+ * when the session lacks it (its first use there): the runners' one way to use a session.
+ */
+export async function executePreparing(statement: NamedStatement, values: readonly number[], run: (sql: string) => Promise<unknown[]>): Promise<unknown[]> {
+  try {
+    return await run(statement.executeSql(values));
+  } catch (err) {
+    if ((err as { code?: string }).code !== UNDEFINED_PREPARED_STATEMENT) throw err;
+  }
+  await run(statement.prepare);
+  return run(statement.executeSql(values));
+}
+
 const names = new Map<string, string>();
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const runners = new WeakMap<Kysely<any>, NamedStatementRunner>();

@@ -2,12 +2,14 @@
 // (bench/README.md, "API"): with many clients, the requests whose sockets were read in one turn
 // each ask for their row; instead of one round trip each (PGlite: one pass through its protocol
 // code; PostgreSQL: one pool checkout, one write, one read), they go as one Query message of
-// several EXECUTEs, one result each. Both databases' runners (database.ts,
+// several EXECUTEs, one result each. Both databases' runners (postgres-named-statements.ts,
 // pglite-named-statements.ts) queue their calls here and say how a batch runs.
 //
 // Why the wait until setImmediate: PGlite runs a statement synchronously inside the request that
 // asks, so without it no second call would ever be waiting; the check phase comes after the poll
 // phase has read every socket that was ready. One request alone waits for nothing more than that.
+
+import type { NamedStatement } from './prepared-statement.ts';
 
 /** Most EXECUTEs in one Query message. */
 export const MAX_BATCH = 16;
@@ -75,4 +77,9 @@ export async function runTogetherOrAlone<T>(
       call.reject(err);
     }
   }
+}
+
+/** One Query message's text for these calls: their EXECUTEs, in order. */
+export function batchSql(calls: readonly { statement: NamedStatement; values: readonly number[] }[]): string {
+  return calls.map((call) => call.statement.executeSql(call.values)).join('; ');
 }
