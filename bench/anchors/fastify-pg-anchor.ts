@@ -13,42 +13,28 @@
 import Fastify from 'fastify';
 import pg from 'pg';
 import { RECORD_COLUMNS } from '../../src/inspection/inspections/inspection.mapper.ts';
+import { eventLoopBatches } from '../../src/infra/database/statement-batches.ts';
 
 const pool = new pg.Pool({ connectionString: process.env.ANCHOR_DATABASE_URL!, max: 10 });
 const statement = `select ${RECORD_COLUMNS.join(', ')} from inspection.inspections where id = $1 and deleted_at is null`;
 type Rows = Record<string, unknown>[];
-const waiting: { id: number; resolve(rows: Rows): void; reject(err: unknown): void }[] = [];
-let scheduled = false;
 const prepared = new WeakSet<pg.PoolClient>();
-async function runBatch(batch: typeof waiting): Promise<void> {
+// The project's batching itself (one turn of the event loop, MAX_BATCH per message), with a bare
+// batch: prepare once per connection, the EXECUTEs in one message, the same error for all on failure.
+const batchedRows = eventLoopBatches<number>(async (batch) => {
   const client = await pool.connect();
   try {
     if (!prepared.has(client)) {
       await client.query(`prepare inspection_by_id (integer) as ${statement}`);
       prepared.add(client);
     }
-    const text = batch.map((w) => `execute inspection_by_id(${w.id})`).join('; ');
-    const result = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+    const result = (await client.query(batch.map((call) => `execute inspection_by_id(${call.item})`).join('; '))) as unknown as pg.QueryResult | pg.QueryResult[];
     const results = Array.isArray(result) ? result : [result];
-    batch.forEach((w, i) => w.resolve(results[i].rows as Rows));
-  } catch (err) {
-    for (const w of batch) w.reject(err);
+    batch.forEach((call, i) => call.resolve(results[i].rows));
   } finally {
     client.release();
   }
-}
-function batchedRows(id: number): Promise<Rows> {
-  return new Promise((resolve, reject) => {
-    waiting.push({ id, resolve, reject });
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      const calls = waiting.splice(0);
-      for (let i = 0; i < calls.length; i += 16) void runBatch(calls.slice(i, i + 16));
-    });
-  });
-}
+}) as (id: number) => Promise<Rows>;
 const batched = process.env.ANCHOR_BATCHED === '1';
 
 const app = Fastify({ logger: false });

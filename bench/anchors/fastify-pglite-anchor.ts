@@ -33,6 +33,7 @@ import { migrateSchema } from '../../src/infra/database/migrate.ts';
 import { PGLITE_SHARED_BUFFERS } from '../../src/infra/database/database.ts';
 import { inspectionMigrations } from '../../src/inspection/inspection.migrations.ts';
 import { RECORD_COLUMNS } from '../../src/inspection/inspections/inspection.mapper.ts';
+import { eventLoopBatches } from '../../src/infra/database/statement-batches.ts';
 
 const folder = path.join(process.env.ANCHOR_PGLITE_DIR!, 'pglite');
 const row = JSON.parse(fs.readFileSync(process.env.ANCHOR_ROW_FILE!, 'utf8')) as Record<string, unknown>;
@@ -55,29 +56,12 @@ const asJson = form !== 'columns';
 await pglite.exec(`prepare inspection_by_id (integer) as ${asJson ? `select row_to_json(r)::text as row from (${select}) as r` : select}`);
 
 type Rows = Record<string, unknown>[];
-// 'json-batched': the reads of the requests of one turn of the event loop in one Query message.
-const waiting: { id: number; resolve(rows: Rows): void; reject(err: unknown): void }[] = [];
-let scheduled = false;
-async function drain(): Promise<void> {
-  scheduled = false;
-  while (waiting.length > 0) {
-    const batch = waiting.splice(0, 16);
-    try {
-      const results = await pglite.exec(batch.map((w) => `execute inspection_by_id(${w.id})`).join('; '));
-      batch.forEach((w, i) => w.resolve(results[i].rows as Rows));
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-    }
-  }
-}
-function batchedRows(id: number): Promise<Rows> {
-  return new Promise((resolve, reject) => {
-    waiting.push({ id, resolve, reject });
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(() => void drain());
-  });
-}
+// 'json-batched': the project's batching itself (one turn of the event loop, MAX_BATCH per message),
+// with a bare batch: the EXECUTEs in one message, the same error for all on failure.
+const batchedRows = eventLoopBatches<number>(async (batch) => {
+  const results = await pglite.exec(batch.map((call) => `execute inspection_by_id(${call.item})`).join('; '));
+  batch.forEach((call, i) => call.resolve(results[i].rows));
+}) as (id: number) => Promise<Rows>;
 
 async function rowsOf(id: number): Promise<Rows> {
   // The JSON forms run by the simple protocol, as the project's (one Query message); the columns
