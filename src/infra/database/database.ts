@@ -109,11 +109,14 @@ function discardingLostConnections(pool: pg.Pool): PostgresPool {
  * PostgreSQL's shared buffers inside PGlite. PGlite keeps PostgreSQL's default, 128 MB, which its
  * WebAssembly memory touches at start: opening a database cost 292 MB of RSS with it, 182 MB with
  * 32 MB, 151 MB with 16 MB, measured here (issue 14's idle target on PGlite is 250 MB for the whole
- * server). The operating system's page cache still caches the files below, so a page missing from
- * these buffers costs a read system call, not a disk access; a deployment that outgrows this uses
- * PostgreSQL (DATABASE_URL).
+ * server). 8 MB since session 15: the whole server idle and at the peak of a 1 GiB multipart upload
+ * ~8 MB lower (3 runs each: peaks 237-239 MB against 245-255), with no change beyond the noise in
+ * listing 100,000 cameras (810 against 876 ms) or registering them (28.8 against 26.0 s), which read
+ * and write far more than either size holds. The operating system's page cache still caches the
+ * files below, so a page missing from these buffers costs a read system call, not a disk access; a
+ * deployment that outgrows this uses PostgreSQL (DATABASE_URL).
  */
-export const PGLITE_SHARED_BUFFERS = '16MB';
+export const PGLITE_SHARED_BUFFERS = '8MB';
 
 /**
  * Creates the embedded database in a short-lived child process when the folder has none yet.
