@@ -64,8 +64,8 @@ export type TempSource = Readable | (() => AsyncGenerator<Buffer>);
  * (16 KiB) every chunk was its own write system call: `writeBuffer` was the server's hottest
  * function in the upload benchmark (29 % of its busy time; 100 x 4 MiB PutObjects at 0.86x the
  * verifying sink on session 15's machine, where system calls are dear). 256 KiB: 1.06x, and the
- * 1 GiB multipart's peak unchanged (239 MB on PGlite); 1 MiB gained no more and raised that peak
- * by ~10 MB (buffers held longer live into older generations).
+ * 1 GiB multipart's peak unchanged (239 MB on PGlite). 1 MiB: 1.21x (with the profiler on), but that
+ * peak ~10 MB higher (buffers held longer live into older generations). bench/README.md, "Session 15".
  */
 export const WRITE_BATCH_BYTES = 256 * 1024;
 

@@ -198,10 +198,9 @@ export function mapperArgs(paths: ColmapPaths, refineFocal = true, attempt = 1):
     // for the next photo to be registered against (lund, on one database with every pair of the
     // photos after the street corner matched: 29 of 29 placed in 50 seeds of 50 at 1 degree, 21 of
     // 29 in 9 seeds of 24 at 1.5; with the selected pairs alone, 29 in 4 seeds of 10 against 2; a
-    // CI run under load placed 21 in all of its 7 attempts at 1.5). Points
-    // still below filter_min_tri_angle (1.5 degrees) after bundle adjustment are filtered out as
-    // before, so the model's points are as well conditioned (mean reprojection error 0.65-0.72 px
-    // either way).
+    // CI run under load placed 21 in all of its 7 attempts at 1.5). Points still below
+    // filter_min_tri_angle (1.5 degrees) after bundle adjustment are filtered out as before, so the
+    // model's points are as well conditioned (mean reprojection error 0.65-0.72 px either way).
     '--Mapper.tri_min_angle', String(MAPPER_TRI_MIN_ANGLE_DEGREES),
     // Attempts past the usual ones follow attempts that built no model at all: the initial pair
     // is then looked for with half COLMAP's default triangulation angle and inlier count.
