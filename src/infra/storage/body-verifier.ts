@@ -1,11 +1,12 @@
 // Checks a request body against what the client declared about it, while it streams through:
 // x-amz-content-sha256 (a hex SHA-256), Content-MD5, and x-amz-checksum-<algorithm> given as a
-// header or as an aws-chunked trailer. A mismatch fails the stream at its end, so the object
+// header or as an aws-chunked trailer; and its size against a limit (one stage for all of it:
+// every stream stage costs its own calls per 64 KiB chunk). A mismatch fails the stream at its end, so the object
 // store (which renames its temp file only after a clean end) stores nothing.
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { createChecksum, type ChecksumAlgorithm, type IncrementalChecksum } from './checksums.ts';
-import { S3Error } from './s3-errors.ts';
+import { S3Error, entityTooLarge } from './s3-errors.ts';
 
 export interface ExpectedChecksum {
   algorithm: ChecksumAlgorithm;
@@ -17,6 +18,8 @@ export interface BodyExpectations {
   sha256Hex?: string;
   contentMd5Base64?: string;
   checksums?: ExpectedChecksum[];
+  /** Bytes allowed: the stream fails with EntityTooLarge as soon as more come. */
+  maxBytes?: number;
 }
 
 export class BodyVerifier extends Transform {
@@ -25,6 +28,7 @@ export class BodyVerifier extends Transform {
   private readonly checksums: Array<{ spec: ExpectedChecksum; state: IncrementalChecksum }>;
   /** The verified checksums (algorithm → base64), for echoing back like S3 does. */
   readonly verified = new Map<ChecksumAlgorithm, string>();
+  private seen = 0;
 
   constructor(private readonly expect: BodyExpectations) {
     super();
@@ -34,6 +38,8 @@ export class BodyVerifier extends Transform {
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.expect.maxBytes !== undefined && this.seen > this.expect.maxBytes) return callback(entityTooLarge(this.expect.maxBytes));
     this.sha256?.update(chunk);
     this.md5?.update(chunk);
     for (const c of this.checksums) c.state.update(chunk);

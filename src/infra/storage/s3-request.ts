@@ -1,11 +1,11 @@
 // Reading an incoming S3 request: where it points (path-style bucket and key), its query, and
 // its body as a verified stream (aws-chunked decoded, hashes and checksums checked on the way).
 import type { IncomingMessage } from 'node:http';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { AwsChunkedDecoder } from './aws-chunked.ts';
 import { BodyVerifier, type ExpectedChecksum } from './body-verifier.ts';
 import { CHECKSUM_ALGORITHMS, isChecksumAlgorithm } from './checksums.ts';
-import { S3Error, entityTooLarge } from './s3-errors.ts';
+import { S3Error } from './s3-errors.ts';
 import type { StoredHttpHeaders } from './local-disk-store.ts';
 import { UNSIGNED_PAYLOAD, type QueryMap, type VerifiedRequest } from './sigv4-verifier.ts';
 
@@ -152,13 +152,13 @@ export function openVerifiedBody(req: IncomingMessage, auth: VerifiedRequest, op
   if (contentMd5 !== undefined && Buffer.from(contentMd5, 'base64').length !== 16) {
     throw new S3Error('InvalidDigest', 'The Content-MD5 you specified was invalid.');
   }
-  // A declared length above the limit was refused up front (upload-limits.ts); this catches
-  // bodies of undeclared length (Transfer-Encoding: chunked).
-  if (options.maxBytes !== undefined) stages.push(byteLimit(options.maxBytes));
   const verifier = new BodyVerifier({
     sha256Hex: /^[0-9a-fA-F]{64}$/.test(payloadHash) ? payloadHash : undefined,
     contentMd5Base64: contentMd5,
     checksums,
+    // A declared length above the limit was refused up front (upload-limits.ts); this catches
+    // bodies of undeclared length (Transfer-Encoding: chunked).
+    maxBytes: options.maxBytes,
   });
   stages.push(verifier);
 
@@ -178,15 +178,6 @@ export function openVerifiedBody(req: IncomingMessage, auth: VerifiedRequest, op
   return { stream: source, verifiedChecksums: () => verifier.verified, checksumAlgorithms: checksums.map((c) => c.algorithm) };
 }
 
-function byteLimit(max: number): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      seen += chunk.length;
-      callback(seen > max ? entityTooLarge(max) : null, seen > max ? undefined : chunk);
-    },
-  });
-}
 
 const CONTINUE_PENDING = Symbol('s3.continuePending');
 type ContinueCapable = IncomingMessage & { [CONTINUE_PENDING]?: () => void };
