@@ -1,8 +1,9 @@
 // Checks a request body against what the client declared about it, while it streams through:
 // x-amz-content-sha256 (a hex SHA-256), Content-MD5, and x-amz-checksum-<algorithm> given as a
 // header or as an aws-chunked trailer; and its size against a limit (one stage for all of it:
-// every stream stage costs its own calls per 64 KiB chunk). A mismatch fails the stream at its end, so the object
-// store (which renames its temp file only after a clean end) stores nothing.
+// every stream stage costs its own calls per 64 KiB chunk). A mismatch fails the stream at its
+// end, a body over the limit as soon as it is, so the object store (which renames its temp file
+// only after a clean end) stores nothing.
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { createChecksum, type ChecksumAlgorithm, type IncrementalChecksum } from './checksums.ts';

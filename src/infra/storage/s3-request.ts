@@ -178,7 +178,6 @@ export function openVerifiedBody(req: IncomingMessage, auth: VerifiedRequest, op
   return { stream: source, verifiedChecksums: () => verifier.verified, checksumAlgorithms: checksums.map((c) => c.algorithm) };
 }
 
-
 const CONTINUE_PENDING = Symbol('s3.continuePending');
 type ContinueCapable = IncomingMessage & { [CONTINUE_PENDING]?: () => void };
 
