@@ -2,9 +2,9 @@
 // of gimbal-oriented drone images, viewing directions, least partners, connectivity), the
 // fallback's pairs, the pair list, the registered names read from images.bin; and, with a
 // stand-in `colmap` (a Node script), the engine's use of it: matches_importer with the selected
-// pairs; when the mapper leaves an image out of a model, that image matched with every image it
-// was not matched with before the mapper runs again; when it builds no model, another seed first,
-// the fallback (every remaining pair) only before the last attempt.
+// pairs; when the mapper leaves images out or builds no model, other seeds first (at least two
+// attempts, more while they cost less than the fallback's matching would: anotherSeedBeforeFallback),
+// then those images matched with every image they were not matched with, and the mapper again.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
 import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
 import { ColmapEngine } from '../src/cloud/processing/colmap/colmap-engine.ts';
-import { chooseMatcher, featureExtractorArgs, firstOctave } from '../src/cloud/processing/colmap/colmap-commands.ts';
+import { anotherSeedBeforeFallback, chooseMatcher, featureExtractorArgs, firstOctave, MAX_SEEDS_BEFORE_FALLBACK, MIN_SEEDS_BEFORE_FALLBACK } from '../src/cloud/processing/colmap/colmap-commands.ts';
 import { registeredImageNames } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { clipConvex, fallbackPairs, groundFootprints, localPositions, pairListText, polygonArea, selectPairs, PAIR_SELECTION_DEFAULTS, type PairImage } from '../src/cloud/processing/colmap/pair-selection.ts';
 import { EngineError, type EngineInput } from '../src/cloud/processing/engine.ts';
@@ -135,6 +135,16 @@ describe('pair selection (pure)', () => {
     assert.equal(q![2], 0, 'a missing altitude: the median of the others');
   });
 
+  it('another seed before the fallback: at least twice, then while the mapping spent costs less than the fallback, at most MAX_SEEDS_BEFORE_FALLBACK', () => {
+    assert.equal(MIN_SEEDS_BEFORE_FALLBACK, 2);
+    assert.equal(anotherSeedBeforeFallback({ attempts: 1, mappingSeconds: 100, fallbackSeconds: 1 }), true, 'a second seed, however cheap the fallback');
+    assert.equal(anotherSeedBeforeFallback({ attempts: 2, mappingSeconds: 20, fallbackSeconds: 110 }), true, 'lund: 2 mapper runs against 167 pairs');
+    assert.equal(anotherSeedBeforeFallback({ attempts: 2, mappingSeconds: 20, fallbackSeconds: 19 }), false, 'the fallback now costs less');
+    assert.equal(anotherSeedBeforeFallback({ attempts: 5, mappingSeconds: 100, fallbackSeconds: 100 }), false, 'spent as much as the fallback costs');
+    assert.equal(anotherSeedBeforeFallback({ attempts: MAX_SEEDS_BEFORE_FALLBACK - 1, mappingSeconds: 1, fallbackSeconds: 1000 }), true);
+    assert.equal(anotherSeedBeforeFallback({ attempts: MAX_SEEDS_BEFORE_FALLBACK, mappingSeconds: 1, fallbackSeconds: 1000 }), false, 'at most MAX_SEEDS_BEFORE_FALLBACK');
+  });
+
   it('polygon clipping: the overlap of two squares', () => {
     const square = (x: number, y: number, s: number): [number, number][] => [[x, y], [x + s, y], [x + s, y + s], [x, y + s]];
     assert.equal(polygonArea(clipConvex(square(0, 0, 2), square(1, 1, 2))), 1);
@@ -204,9 +214,11 @@ describe('colmap engine with selected pairs and the fallback (stand-in colmap)',
    * A stand-in colmap in Node: logs each command (and the pair list it imports) to calls.json.
    * The mapper: its first `failFirst` calls build no model (exit 1, no initial pair); then, with
    * `leaveOut`, it registers every image but the last until the last image has been matched with
-   * every other (the fallback), then all. model_aligner stops the run (exit 1).
+   * every other (the fallback) or until its call number `allFrom`, then all. Each mapper call
+   * takes at least `mapperMs`, matches_importer `matchMsPerPair` per pair listed (the costs the
+   * engine weighs). model_aligner stops the run (exit 1).
    */
-  function standIn(name: string, leaveOut: boolean, failFirst = 0): string {
+  function standIn(name: string, leaveOut: boolean, failFirst = 0, timing: { mapperMs?: number; matchMsPerPair?: number; allFrom?: number } = {}): string {
     const file = path.join(scripts, name);
     const callsFile = path.join(scripts, `${name}.calls.json`);
     fs.writeFileSync(
@@ -219,10 +231,13 @@ if (args[0] === '-h') { console.log('COLMAP 3.8 -- stand-in'); process.exit(0); 
 const opt = (n) => args[args.indexOf(n) + 1];
 const calls = fs.existsSync(${JSON.stringify(callsFile)}) ? JSON.parse(fs.readFileSync(${JSON.stringify(callsFile)}, 'utf8')) : [];
 const call = { command: args[0], args };
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 if (args[0] === 'matches_importer') {
   call.pairs = fs.readFileSync(opt('--match_list_path'), 'utf8').trim().split('\\n');
+  sleep(${timing.matchMsPerPair ?? 0} * call.pairs.length);
   console.log('Matching block [1/1] in 0.1s');
 }
+if (args[0] === 'mapper') sleep(${timing.mapperMs ?? 0});
 calls.push(call);
 fs.writeFileSync(${JSON.stringify(callsFile)}, JSON.stringify(calls));
 if (args[0] === 'mapper' && calls.filter((c) => c.command === 'mapper').length <= ${failFirst}) {
@@ -234,7 +249,8 @@ if (args[0] === 'mapper') {
   const imported = calls.filter((c) => c.command === 'matches_importer').flatMap((c) => c.pairs);
   const last = names[names.length - 1];
   const lastMatched = names.slice(0, -1).every((n) => imported.includes(n + ' ' + last));
-  const registered = ${leaveOut} && !lastMatched ? names.slice(0, -1) : names;
+  const allNow = calls.filter((c) => c.command === 'mapper').length >= ${timing.allFrom ?? Infinity};
+  const registered = ${leaveOut} && !lastMatched && !allNow ? names.slice(0, -1) : names;
   const model = path.join(opt('--output_path'), '0');
   fs.mkdirSync(model, { recursive: true });
   // images.bin: the count, then per image 64 bytes (id, qvec, tvec, camera id), the name, NUL, 0 points.
@@ -281,8 +297,8 @@ if (args[0] === 'model_aligner') { console.error('ERROR: the stand-in stops here
     };
   }
 
-  async function runUntilAligner(name: string, leaveOut: boolean, failFirst = 0) {
-    const bin = standIn(name, leaveOut, failFirst);
+  async function runUntilAligner(name: string, leaveOut: boolean, failFirst = 0, timing: Parameters<typeof standIn>[3] = {}) {
+    const bin = standIn(name, leaveOut, failFirst, timing);
     const run = await input();
     await assert.rejects(new ColmapEngine({ binary: bin, workDir: path.join(system.dataDir, 'work') }).run(run), (err) => {
       assert.ok(err instanceof EngineError, String(err));
@@ -311,17 +327,27 @@ if (args[0] === 'model_aligner') { console.error('ERROR: the stand-in stops here
     assert.doesNotMatch(log, /matching fallback/);
   });
 
-  it('an image left out: matched with every image it was not matched with, then the mapper runs again', async () => {
-    const { calls, log } = await runUntilAligner('fallback', true);
-    assert.deepEqual(calls.map((c) => c.command), ['feature_extractor', 'matches_importer', 'mapper', 'matches_importer', 'mapper', 'model_aligner']);
+  it('an image left out by two seeds, the fallback cheap: matched with every image it was not matched with, then the mapper runs again', async () => {
+    const { calls, log } = await runUntilAligner('fallback', true, 0, { mapperMs: 300 });
+    assert.deepEqual(calls.map((c) => c.command), ['feature_extractor', 'matches_importer', 'mapper', 'mapper', 'matches_importer', 'mapper', 'model_aligner']);
     const [first, second] = calls.filter((c) => c.command === 'matches_importer').map((c) => c.pairs!);
     const last = '00012_img11.jpg';
     const expected = Array.from({ length: COUNT - 1 }, (_, i) => `${String(i + 1).padStart(5, '0')}_img${String(i).padStart(2, '0')}.jpg ${last}`).filter((p) => !first.includes(p));
     assert.ok(expected.length > 0);
     assert.deepEqual(second, expected, 'only the missing image, only the pairs not matched yet');
-    assert.ok(calls.filter((c) => c.command === 'mapper')[1].args.includes('--random_seed'), 'the next attempt');
+    const seeds = calls.filter((c) => c.command === 'mapper').map((c) => (c.args.includes('--random_seed') ? c.args[c.args.indexOf('--random_seed') + 1] : 'default'));
+    assert.deepEqual(seeds, ['default', '1', '2'], 'each attempt with another seed');
+    assert.match(log, /mapper: another seed before the fallback/);
     assert.match(log, /matching fallback: 1 image\(s\) not registered \(00012_img11\.jpg\): matching their \d+ remaining pair\(s\)/);
-    assert.match(log, /mapper attempt 2: largest model so far 12 of 12 images/);
+    assert.match(log, /mapper attempt 3: largest model so far 12 of 12 images/);
+  });
+
+  it('an image left out, the fallback dear: more seeds while they cost less, no fallback when one places every image', async () => {
+    // The selected pairs' matching: 150 ms a pair; the fallback's ~8 pairs would cost ~1.2 s, a mapper run ~0.1 s.
+    const { calls, log } = await runUntilAligner('seeds', true, 0, { matchMsPerPair: 150, allFrom: 4 });
+    assert.deepEqual(calls.map((c) => c.command), ['feature_extractor', 'matches_importer', 'mapper', 'mapper', 'mapper', 'mapper', 'model_aligner']);
+    assert.doesNotMatch(log, /matching fallback/);
+    assert.match(log, /mapper attempt 4: largest model so far 12 of 12 images/);
   });
 
   it('a first attempt with no model: another seed on the selected pairs before any fallback', async () => {
@@ -330,8 +356,8 @@ if (args[0] === 'model_aligner') { console.error('ERROR: the stand-in stops here
     assert.doesNotMatch(log, /matching fallback/);
   });
 
-  it('no model twice: the fallback matches every remaining pair, the last attempt maps with all', async () => {
-    const { calls, log } = await runUntilAligner('noinit2', false, 2);
+  it('no model twice, the fallback cheap: the fallback matches every remaining pair, the next attempt maps with all', async () => {
+    const { calls, log } = await runUntilAligner('noinit2', false, 2, { mapperMs: 300 });
     assert.deepEqual(calls.map((c) => c.command), ['feature_extractor', 'matches_importer', 'mapper', 'mapper', 'matches_importer', 'mapper', 'model_aligner']);
     const [first, second] = calls.filter((c) => c.command === 'matches_importer').map((c) => c.pairs!);
     assert.equal(first.length + second.length, (COUNT * (COUNT - 1)) / 2, 'together: every pair once');

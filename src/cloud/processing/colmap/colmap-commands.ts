@@ -202,8 +202,9 @@ export function mapperArgs(paths: ColmapPaths, refineFocal = true, attempt = 1):
     // filter_min_tri_angle (1.5 degrees) after bundle adjustment are filtered out as before, so the
     // model's points are as well conditioned (mean reprojection error 0.65-0.72 px either way).
     '--Mapper.tri_min_angle', String(MAPPER_TRI_MIN_ANGLE_DEGREES),
-    // Attempts past the usual ones follow attempts that built no model at all: the initial pair
-    // is then looked for with half COLMAP's default triangulation angle and inlier count.
+    // Attempts past the usual ones (more seeds before the fallback, attempts after ones that built
+    // no model or left images out) look for the initial pair with half COLMAP's default
+    // triangulation angle and inlier count, where COLMAP itself would relax them only after a search.
     ...(attempt > MAPPER_ATTEMPTS ? ['--Mapper.init_min_tri_angle', '8', '--Mapper.init_min_num_inliers', '50'] : []),
   ];
 }
@@ -223,6 +224,26 @@ export const MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY = 3;
  * 21 of 29, where other runs place all 29).
  */
 export const MAPPER_EXTRA_ATTEMPTS_WHEN_INCOMPLETE = 2;
+
+/**
+ * With selected pairs, a mapper attempt that leaves images out is followed by another seed, or by
+ * the fallback's matching (every pair of the missing images not matched yet), then more attempts.
+ * Which one comes first is a rent-or-buy choice: another seed costs one mapper run and often
+ * places everything (on lund, whose matching differs a little from run to run with COLMAP's
+ * threads, one database of the selected pairs placed 29 of 29 in 7 seeds of 24, two others in 8
+ * of 8), the fallback costs its pairs' matching (lund: 167 pairs, ~110 s, against 5-12 s for a
+ * mapper run) and fails as often when the missing images had their pairs already. So seeds are
+ * tried while the mapping spent so far costs less than the fallback would (at the seconds per pair
+ * the selected pairs' matching took), at least MIN_SEEDS_BEFORE_FALLBACK and at most
+ * MAX_SEEDS_BEFORE_FALLBACK: at worst about twice the cheaper choice's cost.
+ */
+export const MIN_SEEDS_BEFORE_FALLBACK = 2;
+export const MAX_SEEDS_BEFORE_FALLBACK = 8;
+
+export function anotherSeedBeforeFallback(spent: { attempts: number; mappingSeconds: number; fallbackSeconds: number }): boolean {
+  if (spent.attempts < MIN_SEEDS_BEFORE_FALLBACK) return true;
+  return spent.attempts < MAX_SEEDS_BEFORE_FALLBACK && spent.mappingSeconds < spent.fallbackSeconds;
+}
 
 /** The output folder of a mapper attempt (the first: paths.sparse). */
 export function mapperOutput(paths: ColmapPaths, attempt: number): string {

@@ -48,6 +48,7 @@ import {
   focalFromExif,
   featureExtractorArgs,
   groupCameras,
+  anotherSeedBeforeFallback,
   MAPPER_ATTEMPTS,
   MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY,
   MAPPER_EXTRA_ATTEMPTS_WHEN_INCOMPLETE,
@@ -212,14 +213,18 @@ export class ColmapEngine implements PhotogrammetryEngine {
       const matcher: MatcherKind = selection ? 'pairs' : local.length <= EXHAUSTIVE_MAX_IMAGES ? 'exhaustive' : 'sequential';
       const matched: Pair[] = selection ? [...selection.pairs] : [];
       let fallbackPairCount: number | null = null;
+      /** Seconds per pair of the selected pairs' matching: what the fallback's would cost. */
+      let secondsPerPair = 0;
       /** Matches and verifies `pairs` (matches_importer); the first call has the matching share of progress. */
       const importPairs = async (pairs: Pair[], file: string, range: StepRange, text: string) => {
         const listPath = path.join(work, file);
         await fsp.writeFile(listPath, pairListText(local.map((l) => l.name), pairs));
+        const t = Date.now();
         await colmap('matching', matchesImporterArgs(paths, listPath), range, text, (line) => {
           const block = /^Matching block \[(\d+)\/(\d+)\] in /.exec(line);
           return block ? Number(block[1]) / Number(block[2]) : null;
         });
+        secondsPerPair ||= (Date.now() - t) / 1000 / Math.max(1, pairs.length);
       };
       if (selection) {
         log.write(
@@ -248,20 +253,20 @@ export class ColmapEngine implements PhotogrammetryEngine {
         await importPairs(pairs, 'match-pairs-fallback.txt', { start: 85, end: 86 }, `Matching the ${why === 'not registered' ? 'unregistered' : 'misoriented'} images (${pairs.length} pairs)`);
         matched.push(...pairs);
       };
-      const matchMissing = async (bestDir: string | undefined) => {
+      /** Indexes of the images not in the model at `bestDir` (all of them without a model). */
+      const missingFrom = async (bestDir: string | undefined) => {
         const registeredNames = new Set(bestDir ? await registeredImageNames(bestDir) : []);
-        await matchWithAll(
-          local.flatMap((l, i) => (registeredNames.has(l.name) ? [] : [i])),
-          'not registered',
-        );
+        return local.flatMap((l, i) => (registeredNames.has(l.name) ? [] : [i]));
       };
 
       // 4. Mapping.
       const refineFocal = groups.some((g) => g.focalPx === null);
       const models: { dir: string; registered: number }[] = [];
       let attempts = 0;
+      let mappingSeconds = 0;
       const mapOnce = async () => {
         const attempt = ++attempts;
+        const t = Date.now();
         // The first attempt has the mapping share of progress; further ones the end of it.
         const range = attempt === 1 ? { start: 50, end: 85 } : { start: 85, end: 88 };
         await fsp.mkdir(mapperOutput(paths, attempt), { recursive: true });
@@ -271,6 +276,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
           const m = /^Registering image #\d+ \((\d+)\)/.exec(line);
           return m ? Number(m[1]) / local.length : null;
         }, true);
+        mappingSeconds += (Date.now() - t) / 1000;
         if (!ran) log.write(`mapper attempt ${attempt}: COLMAP built no model (exit code 1)\n`);
         const found = await modelFolders(mapperOutput(paths, attempt));
         models.push(...found);
@@ -280,26 +286,37 @@ export class ColmapEngine implements PhotogrammetryEngine {
       };
       let emptyAttempts = 0;
       let incompleteAttempts = 0;
-      /** Attempts allowed: MAPPER_ATTEMPTS, plus one for each attempt that built nothing (up to a limit), plus those granted to an incomplete model. */
-      const attemptsAllowed = () => MAPPER_ATTEMPTS + Math.min(emptyAttempts, MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY) + incompleteAttempts;
+      /** Attempts made before the fallback's matching: the usual ones are counted from there. */
+      let attemptsBeforeFallback = 0;
+      /**
+       * Attempts allowed: MAPPER_ATTEMPTS (after the fallback, when it came), plus one for each
+       * attempt that built nothing (up to a limit), plus those granted to an incomplete model.
+       */
+      const attemptsAllowed = () => attemptsBeforeFallback + MAPPER_ATTEMPTS + Math.min(emptyAttempts, MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY) + incompleteAttempts;
+      /** Selected pairs and no fallback yet: seeds are tried as anotherSeedBeforeFallback says. */
+      const beforeFallback = () => selection !== null && fallbackPairCount === null;
       for (;;) {
-        if (attempts >= attemptsAllowed()) {
+        if (!beforeFallback() && attempts >= attemptsAllowed()) {
           const most = Math.max(0, ...models.map((m) => m.registered));
-          const fallbackDone = !selection || fallbackPairCount !== null;
-          if (incompleteAttempts > 0 || !fallbackDone || most < local.length / 2 || most >= local.length) break;
+          if (incompleteAttempts > 0 || most < local.length / 2 || most >= local.length) break;
           incompleteAttempts = MAPPER_EXTRA_ATTEMPTS_WHEN_INCOMPLETE;
           log.write(`mapper: ${local.length - most} image(s) still left out after ${attempts} attempts: ${incompleteAttempts} more\n`);
         }
         if (!(await mapOnce())) emptyAttempts++;
         const most = Math.max(0, ...models.map((m) => m.registered));
         if (most >= local.length) break;
-        // Selected pairs and images left out: the missing images are matched with every image, then
-        // mapped again. At once when a model holds at least half the images (the others most
-        // likely lack pairs); otherwise before the last usual attempt only: a mapper that found no
-        // good start on the selected pairs often finds one with another seed (lund: 1 seed in 2),
-        // which costs seconds where the fallback's matching costs minutes.
-        if (selection && fallbackPairCount === null && (most >= local.length / 2 || attempts >= MAPPER_ATTEMPTS - 1)) {
-          await matchMissing(models.slice().sort((a, b) => b.registered - a.registered)[0]?.dir);
+        // Selected pairs and images left out: another seed, or the missing images matched with
+        // every image and mapped again, whichever anotherSeedBeforeFallback says costs less.
+        if (beforeFallback()) {
+          const missing = await missingFrom(models.slice().sort((a, b) => b.registered - a.registered)[0]?.dir);
+          const fallbackSeconds = fallbackPairs(local.length, missing, matched).length * secondsPerPair;
+          if (anotherSeedBeforeFallback({ attempts, mappingSeconds, fallbackSeconds })) {
+            log.write(`mapper: another seed before the fallback (mapping so far ${mappingSeconds.toFixed(1)} s; the fallback's matching about ${fallbackSeconds.toFixed(1)} s)\n`);
+            continue;
+          }
+          await matchWithAll(missing, 'not registered');
+          attemptsBeforeFallback = attempts;
+          emptyAttempts = 0;
         }
       }
       const best = models.sort((a, b) => b.registered - a.registered)[0];
@@ -383,8 +400,10 @@ export class ColmapEngine implements PhotogrammetryEngine {
       // Cameras turned on their side or looking down next to level ones: a wrong registration
       // (misorientedCameras), most likely of images weakly tied to the rest. With selected pairs,
       // they are first matched with every image (as unregistered ones are); then another mapper
-      // attempt (another seed), kept only when it places as many images with fewer such cameras.
-      while (placed.misoriented.length && attempts < attemptsAllowed()) {
+      // attempt (another seed), kept only when it places as many images with fewer such cameras;
+      // MAPPER_ATTEMPTS - 1 such attempts at most, however many came before.
+      const lastAttempt = attempts + MAPPER_ATTEMPTS - 1;
+      while (placed.misoriented.length && attempts < lastAttempt) {
         if (selection && fallbackPairCount === null) {
           const misoriented = new Set(placed.misoriented);
           await matchWithAll(
