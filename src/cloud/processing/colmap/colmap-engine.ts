@@ -398,18 +398,24 @@ export class ColmapEngine implements PhotogrammetryEngine {
       };
       let placed = await place(best.dir, '');
       // Cameras turned on their side or looking down next to level ones: a wrong registration
-      // (misorientedCameras), most likely of images weakly tied to the rest. With selected pairs,
-      // they are first matched with every image (as unregistered ones are); then another mapper
-      // attempt (another seed), kept only when it places as many images with fewer such cameras;
-      // MAPPER_ATTEMPTS - 1 such attempts at most, however many came before.
+      // (misorientedCameras), most likely of images weakly tied to the rest: another mapper attempt
+      // (another seed), kept only when it places as many images with fewer such cameras;
+      // MAPPER_ATTEMPTS - 1 such attempts at most, however many came before. With selected pairs,
+      // an attempt is preceded by the fallback's matching of those images with every image only
+      // when anotherSeedBeforeFallback says it costs less than another seed: lund's eight photos
+      // after the street corner, turned in 1 run of 9, have no pairs beyond their neighbours, and
+      // the fallback's 152 pairs (~90 s) changed nothing in two attempts.
       const lastAttempt = attempts + MAPPER_ATTEMPTS - 1;
       while (placed.misoriented.length && attempts < lastAttempt) {
-        if (selection && fallbackPairCount === null) {
+        if (beforeFallback()) {
           const misoriented = new Set(placed.misoriented);
-          await matchWithAll(
-            local.flatMap((l, i) => (misoriented.has(l.name) ? [i] : [])),
-            'misoriented',
-          );
+          const images = local.flatMap((l, i) => (misoriented.has(l.name) ? [i] : []));
+          const fallbackSeconds = fallbackPairs(local.length, images, matched).length * secondsPerPair;
+          if (anotherSeedBeforeFallback({ attempts, mappingSeconds, fallbackSeconds })) {
+            log.write(`mapper: another seed for the misoriented cameras before the fallback (mapping so far ${mappingSeconds.toFixed(1)} s; the fallback's matching about ${fallbackSeconds.toFixed(1)} s)\n`);
+          } else {
+            await matchWithAll(images, 'misoriented');
+          }
         }
         const again = await mapOnce();
         if (!again || again.registered < registered) continue;
