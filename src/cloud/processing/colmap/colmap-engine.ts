@@ -403,8 +403,8 @@ export class ColmapEngine implements PhotogrammetryEngine {
       // MAPPER_ATTEMPTS - 1 such attempts at most, however many came before. With selected pairs,
       // an attempt is preceded by the fallback's matching of those images with every image only
       // when anotherSeedBeforeFallback says it costs less than another seed: lund's eight photos
-      // after the street corner, turned in 1 run of 9, have no pairs beyond their neighbours, and
-      // the fallback's 152 pairs (~90 s) changed nothing in two attempts.
+      // after the street corner, turned together in 2 runs of 14, have no pairs beyond their
+      // neighbours, and the fallback's 152 pairs (~90 s) changed nothing in two attempts.
       const lastAttempt = attempts + MAPPER_ATTEMPTS - 1;
       while (placed.misoriented.length && attempts < lastAttempt) {
         if (beforeFallback()) {
