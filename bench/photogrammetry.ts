@@ -349,23 +349,22 @@ async function main() {
         `  service:                  ${s!.processingSeconds.toFixed(1)} s from start_processing to DONE (${s!.seconds.toFixed(1)} s with project creation, upload and registration), ` +
         `${r.images.registered}/${r.images.total} images registered, reprojection error ${r.mean_reprojection_error_px.toFixed(3)} px, ` +
         `${r.matching.pairs} pairs (${r.matching.method}${r.matching.fallback_pairs === null ? ', no fallback' : `, of which ${r.matching.fallback_pairs} by the fallback`}), ${r.points} points; log ${s!.logFile}`;
-      if (!b) {
+      if (b) {
+        console.log(
+          `  bare COLMAP (exhaustive): ${b.seconds.toFixed(1)} s (features ${b.steps.features.toFixed(1)}, matching ${b.steps.matching.toFixed(1)}, mapping ${b.steps.mapping.toFixed(1)}), ` +
+            `${b.registered}/${b.total} images registered, reprojection error ${b.reprojection.toFixed(3)} px, ${b.pairs} pairs, ${b.points} points`,
+        );
+        console.log(serviceLine);
+        const ratio = s!.processingSeconds / b.seconds;
+        ratios.push(ratio);
+        const errorChange = r.mean_reprojection_error_px / b.reprojection - 1;
+        console.log(
+          `  ratio service/bare ${ratio.toFixed(2)} (target <= 0.5: ${ratio <= 0.5 ? 'met' : 'not met'}); registration ${r.images.registered === b.registered ? 'equal' : 'different'}; ` +
+            `reprojection error ${errorChange >= 0 ? '+' : ''}${(100 * errorChange).toFixed(1)} % (target at most +10 %: ${errorChange <= 0.1 ? 'met' : 'not met'}); service steps ${JSON.stringify(r.timings_s)}`,
+        );
+      } else {
         console.log(`${serviceLine}; steps ${JSON.stringify(r.timings_s)}`);
-        if (round === rounds) for (const line of await compare(dataset, s!.las, r)) console.log(`  ${line}`);
-        continue;
       }
-      console.log(
-        `  bare COLMAP (exhaustive): ${b!.seconds.toFixed(1)} s (features ${b!.steps.features.toFixed(1)}, matching ${b!.steps.matching.toFixed(1)}, mapping ${b!.steps.mapping.toFixed(1)}), ` +
-          `${b!.registered}/${b!.total} images registered, reprojection error ${b!.reprojection.toFixed(3)} px, ${b!.pairs} pairs, ${b!.points} points`,
-      );
-      console.log(serviceLine);
-      const ratio = s!.processingSeconds / b!.seconds;
-      ratios.push(ratio);
-      const errorChange = r.mean_reprojection_error_px / b!.reprojection - 1;
-      console.log(
-        `  ratio service/bare ${ratio.toFixed(2)} (target <= 0.5: ${ratio <= 0.5 ? 'met' : 'not met'}); registration ${r.images.registered === b!.registered ? 'equal' : 'different'}; ` +
-          `reprojection error ${errorChange >= 0 ? '+' : ''}${(100 * errorChange).toFixed(1)} % (target at most +10 %: ${errorChange <= 0.1 ? 'met' : 'not met'}); service steps ${JSON.stringify(r.timings_s)}`,
-      );
       if (round === rounds) for (const line of await compare(dataset, s!.las, r)) console.log(`  ${line}`);
     }
     if (ratios.length) console.log(`ratios: ${ratios.map((v) => v.toFixed(2)).join(', ')}`);

@@ -42,13 +42,13 @@ import { colmapFailure, colmapVersion, runColmap } from './colmap-process.ts';
 import {
   ALIGNMENT_MAX_ERROR_METRES,
   alignerArgs,
+  anotherSeedBeforeFallback,
   chooseMatcher,
   converterArgs,
   EXHAUSTIVE_MAX_IMAGES,
   focalFromExif,
   featureExtractorArgs,
   groupCameras,
-  anotherSeedBeforeFallback,
   MAPPER_ATTEMPTS,
   MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY,
   MAPPER_EXTRA_ATTEMPTS_WHEN_INCOMPLETE,
@@ -295,6 +295,13 @@ export class ColmapEngine implements PhotogrammetryEngine {
       const attemptsAllowed = () => attemptsBeforeFallback + MAPPER_ATTEMPTS + Math.min(emptyAttempts, MAPPER_EXTRA_ATTEMPTS_WHEN_EMPTY) + incompleteAttempts;
       /** Selected pairs and no fallback yet: seeds are tried as anotherSeedBeforeFallback says. */
       const beforeFallback = () => selection !== null && fallbackPairCount === null;
+      /** Whether another seed comes before the fallback's matching of `images` (logged when it does). */
+      const seedFirst = (images: number[], why: 'not registered' | 'misoriented') => {
+        const fallbackSeconds = fallbackPairs(local.length, images, matched).length * secondsPerPair;
+        if (!anotherSeedBeforeFallback({ attempts, mappingSeconds, fallbackSeconds })) return false;
+        log.write(`mapper: another seed ${why === 'misoriented' ? 'for the misoriented cameras ' : ''}before the fallback (mapping so far ${mappingSeconds.toFixed(1)} s; the fallback's matching about ${fallbackSeconds.toFixed(1)} s)\n`);
+        return true;
+      };
       for (;;) {
         if (!beforeFallback() && attempts >= attemptsAllowed()) {
           const most = Math.max(0, ...models.map((m) => m.registered));
@@ -309,11 +316,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
         // every image and mapped again, whichever anotherSeedBeforeFallback says costs less.
         if (beforeFallback()) {
           const missing = await missingFrom(models.slice().sort((a, b) => b.registered - a.registered)[0]?.dir);
-          const fallbackSeconds = fallbackPairs(local.length, missing, matched).length * secondsPerPair;
-          if (anotherSeedBeforeFallback({ attempts, mappingSeconds, fallbackSeconds })) {
-            log.write(`mapper: another seed before the fallback (mapping so far ${mappingSeconds.toFixed(1)} s; the fallback's matching about ${fallbackSeconds.toFixed(1)} s)\n`);
-            continue;
-          }
+          if (seedFirst(missing, 'not registered')) continue;
           await matchWithAll(missing, 'not registered');
           attemptsBeforeFallback = attempts;
           emptyAttempts = 0;
@@ -410,12 +413,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
         if (beforeFallback()) {
           const misoriented = new Set(placed.misoriented);
           const images = local.flatMap((l, i) => (misoriented.has(l.name) ? [i] : []));
-          const fallbackSeconds = fallbackPairs(local.length, images, matched).length * secondsPerPair;
-          if (anotherSeedBeforeFallback({ attempts, mappingSeconds, fallbackSeconds })) {
-            log.write(`mapper: another seed for the misoriented cameras before the fallback (mapping so far ${mappingSeconds.toFixed(1)} s; the fallback's matching about ${fallbackSeconds.toFixed(1)} s)\n`);
-          } else {
-            await matchWithAll(images, 'misoriented');
-          }
+          if (!seedFirst(images, 'misoriented')) await matchWithAll(images, 'misoriented');
         }
         const again = await mapOnce();
         if (!again || again.registered < registered) continue;
