@@ -1,13 +1,14 @@
 // Builds the photogrammetry engines by name: the default one (configuration `ENGINE`) and the
-// further ones a `start_processing` request may choose (`ENGINES`). All are built at startup, so
-// that an engine that cannot be configured (nodeodm without NODEODM_URL) stops the start rather
-// than failing the first project that asks for it.
+// further ones a `start_processing` request may choose (`ENGINES`). All are configured at startup,
+// so that an engine that cannot be configured (nodeodm without NODEODM_URL) stops the start rather
+// than failing the first project that asks for it. The colmap and nodeodm modules themselves are
+// loaded by the first project they process (lazyEngine): with their dependencies (the EGM96 geoid
+// grid, a 2.6 MB module; exifr; yazl and yauzl) they held ~10 MB of a server that may never run
+// them (bench/README.md, "Session 18").
 import path from 'node:path';
 import type { Config } from '../../config.ts';
-import type { PhotogrammetryEngine } from './engine.ts';
+import type { EngineInput, EngineResult, PhotogrammetryEngine } from './engine.ts';
 import { ExifEngine } from './exif-engine.ts';
-import { ColmapEngine } from './colmap/colmap-engine.ts';
-import { NodeOdmEngine } from './nodeodm/nodeodm-engine.ts';
 
 /** Every engine this code base has. */
 export const ENGINE_NAMES = ['exif', 'colmap', 'nodeodm'] as const;
@@ -63,21 +64,40 @@ export function createEngine(name: string, options: { simulatedSeconds: number }
   switch (name) {
     case 'exif':
       return new ExifEngine(options.simulatedSeconds);
-    case 'colmap':
-      return new ColmapEngine({ binary: options.colmapBinary, workDir: options.workDir ?? path.resolve('data', 'work'), timeLimitSeconds: options.timeLimitSeconds });
-    case 'nodeodm':
+    case 'colmap': {
+      const settings = { binary: options.colmapBinary, workDir: options.workDir ?? path.resolve('data', 'work'), timeLimitSeconds: options.timeLimitSeconds };
+      return lazyEngine('colmap', async () => new (await import('./colmap/colmap-engine.ts')).ColmapEngine(settings));
+    }
+    case 'nodeodm': {
       if (!options.nodeodmUrl) throw new Error('The nodeodm engine needs NODEODM_URL (the NodeODM or ClusterODM base URL).');
-      return new NodeOdmEngine({
+      const settings = {
         url: options.nodeodmUrl,
         token: options.nodeodmToken,
         workDir: options.workDir ?? path.resolve('data', 'work'),
         timeLimitSeconds: options.timeLimitSeconds,
         pollIntervalMs: (options.nodeodmPollSeconds ?? 5) * 1000,
         extraOptions: parseExtraOptions(options.nodeodmOptions),
-      });
+      };
+      return lazyEngine('nodeodm', async () => new (await import('./nodeodm/nodeodm-engine.ts')).NodeOdmEngine(settings));
+    }
     default:
       throw new Error(`Unknown engine "${name}". Available: ${ENGINE_NAMES.join(', ')}.`);
   }
+}
+
+/** An engine whose module is imported when it first runs (once; a failed import is retried). */
+function lazyEngine(name: string, load: () => Promise<PhotogrammetryEngine>): PhotogrammetryEngine {
+  let loading: Promise<PhotogrammetryEngine> | undefined;
+  return {
+    name,
+    async run(input: EngineInput): Promise<EngineResult> {
+      loading ??= load().catch((err: unknown) => {
+        loading = undefined;
+        throw err;
+      });
+      return (await loading).run(input);
+    },
+  };
 }
 
 function parseExtraOptions(text: string | undefined): Record<string, unknown> {
