@@ -13,7 +13,10 @@
 // memory. (A first version transferred a fresh copy of every chunk: a 1 GiB multipart upload then
 // grew the server by ~160 MB of queued and not yet collected copies, against ~30 MB without it.)
 // Workers are started on first use (at most HASH_WORKERS, round robin) and keep the process alive
-// only while they hold slots or owe digests.
+// only while they hold slots or owe digests. A worker with no session for IDLE_RELEASE_MS is
+// terminated: a worker thread holds ~16 MB of resident memory (a V8 isolate and Node's own
+// start-up), which a server that took one burst of uploads kept for the rest of its life; the next
+// upload starts another (~30 ms).
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 
@@ -22,6 +25,8 @@ export const HASH_WORKERS = Math.max(1, Math.min(4, os.availableParallelism() - 
 export const SLOT_BYTES = 64 * 1024;
 /** Slots per worker: at most 4 MiB of chunks waiting for one worker. */
 export const SLOTS_PER_WORKER = 64;
+/** A worker with no open session for this long is terminated (started again on the next hash). */
+export const IDLE_RELEASE_MS = 30_000;
 
 // The worker, as CommonJS source (eval): no loader or build step needed to start it. It gets no
 // execArgv of ours (a parent's --input-type=module would make it an ES module, --import tsx would
@@ -55,11 +60,30 @@ interface PoolWorker {
   created: number;
   /** Updates waiting for a slot, first come first served. */
   waiting: (() => void)[];
+  /** Sessions started and neither digested nor dropped. */
+  open: number;
+  /** Armed while no session is open (armIdleRelease). */
+  idleTimer?: NodeJS.Timeout;
 }
 
 const workers: (PoolWorker | undefined)[] = [];
 let nextWorker = 0;
 let nextId = 0;
+let idleReleaseMs = IDLE_RELEASE_MS;
+let started = 0;
+
+/** Workers started so far, and a shorter idle release (tests). */
+export const hashWorkerPool = {
+  get started(): number {
+    return started;
+  },
+  get running(): number {
+    return workers.filter(Boolean).length;
+  },
+  setIdleReleaseMs(ms: number): void {
+    idleReleaseMs = ms;
+  },
+};
 
 /** Refs the worker while it holds slots or owes digests, so that the process waits for them. */
 function updateRef(entry: PoolWorker): void {
@@ -67,8 +91,34 @@ function updateRef(entry: PoolWorker): void {
   else entry.worker.unref();
 }
 
+/** Session bookkeeping: a worker left with no open session is terminated after idleReleaseMs. */
+function sessionOpened(entry: PoolWorker): void {
+  entry.open++;
+  clearTimeout(entry.idleTimer);
+  entry.idleTimer = undefined;
+}
+
+function sessionClosed(entry: PoolWorker, index: number): void {
+  entry.open--;
+  if (entry.open === 0 && !entry.failure) armIdleRelease(entry, index);
+}
+
+function armIdleRelease(entry: PoolWorker, index: number): void {
+  clearTimeout(entry.idleTimer);
+  entry.idleTimer = setTimeout(() => {
+    if (entry.open > 0) return;
+    // Slots or a digest still on their way back: try again after another idle period.
+    if (entry.pending.size > 0 || entry.free.length < entry.created) return armIdleRelease(entry, index);
+    if (workers[index] === entry) workers[index] = undefined;
+    entry.failure = new Error('hash worker released when idle');
+    void entry.worker.terminate();
+  }, idleReleaseMs);
+  entry.idleTimer.unref();
+}
+
 function startWorker(index: number): PoolWorker {
-  const entry: PoolWorker = { worker: new Worker(WORKER_SOURCE, { eval: true, execArgv: [] }), pending: new Map(), free: [], created: 0, waiting: [] };
+  started++;
+  const entry: PoolWorker = { worker: new Worker(WORKER_SOURCE, { eval: true, execArgv: [] }), pending: new Map(), free: [], created: 0, waiting: [], open: 0 };
   entry.worker.on('message', (m: { slot?: ArrayBuffer; id?: number; digest?: Uint8Array | null }) => {
     if (m.slot) {
       entry.free.push(m.slot);
@@ -94,9 +144,9 @@ function startWorker(index: number): PoolWorker {
   return entry;
 }
 
-function pickWorker(): PoolWorker {
+function pickWorker(): { entry: PoolWorker; index: number } {
   const index = nextWorker++ % HASH_WORKERS;
-  return (workers[index] ??= startWorker(index));
+  return { entry: (workers[index] ??= startWorker(index)), index };
 }
 
 async function takeSlot(entry: PoolWorker): Promise<ArrayBuffer | null> {
@@ -113,11 +163,14 @@ async function takeSlot(entry: PoolWorker): Promise<ArrayBuffer | null> {
 }
 
 export class OffThreadHash {
-  private readonly entry = pickWorker();
+  private readonly entry: PoolWorker;
+  private readonly index: number;
   private readonly id = ++nextId;
   private finished = false;
 
   constructor(algorithm: 'md5' | 'sha256') {
+    ({ entry: this.entry, index: this.index } = pickWorker());
+    sessionOpened(this.entry);
     this.entry.worker.postMessage({ op: 'start', id: this.id, algorithm });
   }
 
@@ -139,13 +192,15 @@ export class OffThreadHash {
 
   /** The digest of everything updated so far; the session ends. */
   digest(): Promise<Buffer> {
+    if (this.finished) return Promise.reject(new Error('hash session already ended'));
     this.finished = true;
-    return new Promise((resolve, reject) => {
+    const digest = new Promise<Buffer>((resolve, reject) => {
       if (this.entry.failure) return reject(this.entry.failure);
       this.entry.pending.set(this.id, { resolve, reject });
       this.entry.worker.postMessage({ op: 'digest', id: this.id });
       updateRef(this.entry);
     });
+    return digest.finally(() => sessionClosed(this.entry, this.index));
   }
 
   /** Ends the session without a digest (an upload that failed or was aborted). */
@@ -153,5 +208,6 @@ export class OffThreadHash {
     if (this.finished) return;
     this.finished = true;
     this.entry.worker.postMessage({ op: 'drop', id: this.id });
+    sessionClosed(this.entry, this.index);
   }
 }
