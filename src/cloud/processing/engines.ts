@@ -85,16 +85,13 @@ export function createEngine(name: string, options: { simulatedSeconds: number }
   }
 }
 
-/** An engine whose module is imported when it first runs (once; a failed import is retried). */
+/** An engine whose module is imported when it first runs (as load-sharp.ts loads sharp). */
 function lazyEngine(name: string, load: () => Promise<PhotogrammetryEngine>): PhotogrammetryEngine {
   let loading: Promise<PhotogrammetryEngine> | undefined;
   return {
     name,
     async run(input: EngineInput): Promise<EngineResult> {
-      loading ??= load().catch((err: unknown) => {
-        loading = undefined;
-        throw err;
-      });
+      loading ??= load();
       return (await loading).run(input);
     },
   };

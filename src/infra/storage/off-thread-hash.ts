@@ -85,9 +85,14 @@ export const hashWorkerPool = {
   },
 };
 
-/** Refs the worker while it holds slots or owes digests, so that the process waits for them. */
+/** Whether the worker holds slots or owes digests. */
+function holdsWork(entry: PoolWorker): boolean {
+  return entry.pending.size > 0 || entry.free.length < entry.created;
+}
+
+/** Refs the worker while it holds work, so that the process waits for it. */
 function updateRef(entry: PoolWorker): void {
-  if (entry.pending.size > 0 || entry.free.length < entry.created) entry.worker.ref();
+  if (holdsWork(entry)) entry.worker.ref();
   else entry.worker.unref();
 }
 
@@ -105,12 +110,12 @@ function sessionClosed(entry: PoolWorker, index: number): void {
 
 function armIdleRelease(entry: PoolWorker, index: number): void {
   clearTimeout(entry.idleTimer);
+  // A session opened meanwhile clears this timer (sessionOpened).
   entry.idleTimer = setTimeout(() => {
-    if (entry.open > 0) return;
-    // Slots or a digest still on their way back: try again after another idle period.
-    if (entry.pending.size > 0 || entry.free.length < entry.created) return armIdleRelease(entry, index);
+    // Slots of a dropped session still on their way back: try again after another idle period.
+    if (holdsWork(entry)) return armIdleRelease(entry, index);
     if (workers[index] === entry) workers[index] = undefined;
-    entry.failure = new Error('hash worker released when idle');
+    entry.failure ??= new Error('hash worker released when idle');
     void entry.worker.terminate();
   }, idleReleaseMs);
   entry.idleTimer.unref();
