@@ -46,6 +46,7 @@ import { exifIntrinsics, fileNames, pairImages } from '../src/cloud/processing/c
 import { converterArgs, featureExtractorArgs, groupCameras, MAPPER_ATTEMPTS, mapperArgs, mapperOutput, matcherArgs } from '../src/cloud/processing/colmap/colmap-commands.ts';
 import { selectPairs, type PairImage } from '../src/cloud/processing/colmap/pair-selection.ts';
 import { readTextModel, registeredImageCount } from '../src/cloud/processing/colmap/colmap-model.ts';
+import { meanReprojectionError } from '../src/cloud/processing/colmap/model-strain.ts';
 import { readLas, readPointCloudFile, type PointCloud } from '../src/shared/pointcloud/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -136,15 +137,9 @@ async function bare(dataset: Dataset) {
   await fsp.mkdir(path.join(work, 'model'));
   await run(converterArgs(best, path.join(work, 'model')), work, glogDir, log);
   const model = await readTextModel(path.join(work, 'model'));
-  let observations = 0;
-  let error = 0;
-  model.trackLengths.forEach((t, i) => {
-    observations += t;
-    error += t * model.errors[i];
-  });
   log.end();
   await fsp.rm(work, { recursive: true, force: true });
-  return { seconds, steps, total: images.length, registered: model.images.length, reprojection: error / observations, points: model.pointIds.length, pairs: (images.length * (images.length - 1)) / 2 };
+  return { seconds, steps, total: images.length, registered: model.images.length, reprojection: meanReprojectionError(model) ?? NaN, points: model.pointIds.length, pairs: (images.length * (images.length - 1)) / 2 };
 }
 
 /**

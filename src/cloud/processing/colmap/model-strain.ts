@@ -1,0 +1,62 @@
+// How well a mapper model holds together, read from its points' reprojection errors.
+//
+// A street walk (lund) now and then comes out of COLMAP's incremental mapping bent: every photo is
+// placed, but along one stretch of the walk the points fit their photos twice as badly as elsewhere
+// (photos 12-19 at 1.2-1.3 px where the rest have 0.6-0.8: mean 0.81 px, against 0.62-0.70 for a
+// model of the same photos that holds together). Bundle adjustment does not leave such a minimum;
+// mapping again does, above all after the pairs' geometric verification is run again (the engine
+// says why). `strainedImages` names the photos of such a stretch.
+import type { ColmapModel } from './colmap-model.ts';
+
+/** A photo whose points fit this many times worse than the median photo's is strained. */
+export const STRAIN_RATIO = 1.5;
+/**
+ * A model is strained when at least this many photos are (and this share of them): one photo
+ * that fits badly (a blurred one, a reflection) is not a bent model. Lund, 54 mapper models
+ * measured (bench/README.md, session 19): every model at 0.73 px or more had 3-8 strained photos,
+ * every one at 0.70 px or less 0-2; brighton_beach's models none.
+ */
+export const STRAINED_MIN_IMAGES = 3;
+export const STRAINED_MIN_SHARE = 0.1;
+
+/** The mean reprojection error over every observation (pixels), as COLMAP weighs it; null: no points. */
+export function meanReprojectionError(model: Pick<ColmapModel, 'errors' | 'trackLengths'>): number | null {
+  let observations = 0;
+  let weighted = 0;
+  for (let i = 0; i < model.errors.length; i++) {
+    observations += model.trackLengths[i];
+    weighted += model.errors[i] * model.trackLengths[i];
+  }
+  return observations ? weighted / observations : null;
+}
+
+/** Each image's mean over the reprojection errors of the points it observes (images without points left out). */
+export function imageReprojectionErrors(model: Pick<ColmapModel, 'images' | 'errors' | 'pointIds'>): Map<string, number> {
+  const indexOf = new Map<number, number>();
+  model.pointIds.forEach((id, i) => indexOf.set(id, i));
+  const perImage = new Map<string, number>();
+  for (const image of model.images) {
+    let sum = 0;
+    let count = 0;
+    for (const id of image.point3dIds) {
+      const i = indexOf.get(id);
+      if (i === undefined) continue;
+      sum += model.errors[i];
+      count++;
+    }
+    if (count) perImage.set(image.name, sum / count);
+  }
+  return perImage;
+}
+
+/** The photos of a strained model (see STRAINED_MIN_IMAGES), worst first; empty when the model holds together. */
+export function strainedImages(model: Pick<ColmapModel, 'images' | 'errors' | 'pointIds'>): string[] {
+  const perImage = [...imageReprojectionErrors(model)].sort((a, b) => b[1] - a[1]);
+  if (!perImage.length) return [];
+  const sorted = perImage.map(([, error]) => error).sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  const strained = perImage.filter(([, error]) => error > STRAIN_RATIO * median).map(([name]) => name);
+  const needed = Math.max(STRAINED_MIN_IMAGES, Math.ceil(STRAINED_MIN_SHARE * perImage.length));
+  return strained.length >= needed ? strained : [];
+}
