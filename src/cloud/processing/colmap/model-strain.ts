@@ -12,9 +12,9 @@ import type { ColmapModel } from './colmap-model.ts';
 export const STRAIN_RATIO = 1.5;
 /**
  * A model is strained when at least this many photos are (and this share of them): one photo
- * that fits badly (a blurred one, a reflection) is not a bent model. Lund, 54 mapper models
- * measured (bench/README.md, session 19): every model at 0.73 px or more had 3-8 strained photos,
- * every one at 0.70 px or less 0-2; brighton_beach's models none.
+ * that fits badly (a blurred one, a reflection) is not a bent model. Lund, 62 mapper models
+ * measured (bench/README.md, session 19): the 6 at 0.73 px or more had 3-8 strained photos each,
+ * the 56 at 0.62-0.73 px 0-2; brighton_beach's models none.
  */
 export const STRAINED_MIN_IMAGES = 3;
 export const STRAINED_MIN_SHARE = 0.1;
