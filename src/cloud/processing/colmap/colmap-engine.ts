@@ -452,9 +452,10 @@ export class ColmapEngine implements PhotogrammetryEngine {
       // again (3 s on lund, colmap-database.ts): which pairs COLMAP verifies as calibrated (an
       // essential matrix) or not (a fundamental matrix) is decided by RANSAC's draw when the camera's
       // distortion is unknown (lund: 33 of 133 pairs change from run to run), and a bent model
-      // comes of some draws more than of others: on one such verification four seeds gave
-      // 0.73-0.75 px twice, 0.64 and 0.75; 24 fresh verifications gave a strained model in 3
-      // (bench/README.md, session 19). The model with the lower mean error of the two is kept.
+      // comes of some draws more than of others: on one such verification four mapper seeds gave
+      // 0.73, 0.75, 0.64 and 0.75 px, three of them strained, where of 23 fresh verifications of
+      // the same matches 3 gave a strained model (bench/README.md, session 19). Of the two models
+      // the one with the lower mean reprojection error is kept (betterPlaced).
       const lastAttempt = attempts + MAPPER_ATTEMPTS - 1;
       while ((placed.misoriented.length || placed.strained.length) && attempts < lastAttempt) {
         if (placed.misoriented.length && beforeFallback()) {
