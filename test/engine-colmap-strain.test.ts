@@ -70,16 +70,17 @@ describe('forgetVerification (COLMAP database)', () => {
       const file = path.join(dir, 'database.db');
       const db = new DatabaseSync(file);
       db.exec(SCHEMA);
-      for (const [id, name] of [[1, 'a.jpg'], [2, 'b.jpg'], [3, 'c.jpg'], [70000, 'far.jpg']] as const) db.prepare('INSERT INTO images VALUES (?, ?)').run(id, name);
+      for (const [id, name] of [[1, 'a.jpg'], [2, 'b.jpg'], [3, 'c.jpg'], [5_000_000, 'far.jpg'], [5_000_001, 'farther.jpg']] as const) db.prepare('INSERT INTO images VALUES (?, ?)').run(id, name);
       const pair = (a: number, b: number) => BigInt(a) * 2147483647n + BigInt(b);
-      // a-b and a-c matched and verified; b-c matched with no matches (nothing to verify); c-far: a
-      // pair id past 2^53 (image ids past 4.2 million never are, but the arithmetic holds).
-      for (const [id, rows] of [[pair(1, 2), 40], [pair(1, 3), 25], [pair(2, 3), 0], [pair(3, 70000), 30]] as const) {
+      assert.ok(pair(5_000_000, 5_000_001) > 2n ** 53n);
+      // a-b and a-c matched and verified; b-c matched with no matches (nothing to verify); far-farther:
+      // a pair id past 2^53, read as a BigInt (image ids past 4.2 million are rare, not impossible).
+      for (const [id, rows] of [[pair(1, 2), 40], [pair(1, 3), 25], [pair(2, 3), 0], [pair(5_000_000, 5_000_001), 30]] as const) {
         db.prepare('INSERT INTO matches VALUES (?, ?, 2, NULL)').run(id, rows);
         db.prepare('INSERT INTO two_view_geometries VALUES (?, ?, 2, NULL, ?)').run(id, rows, rows ? 2 : 0);
       }
       db.close();
-      assert.deepEqual(forgetVerification(file), [['a.jpg', 'b.jpg'], ['a.jpg', 'c.jpg'], ['c.jpg', 'far.jpg']]);
+      assert.deepEqual(forgetVerification(file), [['a.jpg', 'b.jpg'], ['a.jpg', 'c.jpg'], ['far.jpg', 'farther.jpg']]);
       const after = new DatabaseSync(file);
       const left = after.prepare('SELECT pair_id FROM two_view_geometries');
       left.setReadBigInts(true);
