@@ -17,9 +17,11 @@
 // and prints each wall time and their ratio (target: service <= 0.5x bare), images registered,
 // mean reprojection error (target: at most 10 % above bare's; a lower error is no loss of
 // accuracy), matched pairs (service: GPS-selected, pair-selection.ts, plus the fallback's if it
-// ran) and points. --service-only runs the service side alone, N rounds: how often it needs the
-// fallback and what each run costs (COLMAP's matching differs a little from run to run, and with it
-// the mapper's luck).
+// ran) and points. With several rounds, a last line per dataset gives the medians and ranges of
+// the time ratio and of the error change, the targets read on the medians as `npm run bench` reads
+// its own (both sides' errors spread from run to run: bench/README.md, session 19).
+// --service-only runs the service side alone, N rounds: how often it needs the fallback and what
+// each run costs (COLMAP's matching differs a little from run to run, and with it the mapper's luck).
 // Then, per dataset, how the selected pair count grows with the set: the photos' positions (and
 // gimbal orientations, heights) repeated as tiles of a synthetic grid up to 100 and 300 images;
 // only the pair selection runs on those (no COLMAP). --pairs-only prints just that.
@@ -47,6 +49,7 @@ import { converterArgs, featureExtractorArgs, groupCameras, MAPPER_ATTEMPTS, map
 import { selectPairs, type PairImage } from '../src/cloud/processing/colmap/pair-selection.ts';
 import { readTextModel, registeredImageCount } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { meanReprojectionError } from '../src/cloud/processing/colmap/model-strain.ts';
+import { median } from '../src/shared/median.ts';
 import { readLas, readPointCloudFile, type PointCloud } from '../src/shared/pointcloud/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -279,11 +282,6 @@ function nearest(ours: PointCloud, reference: PointCloud, shift: [number, number
   return { distances, pairs };
 }
 
-const median = (v: number[]) => {
-  const s = [...v].sort((a, b) => a - b);
-  return s.length ? s[s.length >> 1] : NaN;
-};
-
 async function compare(dataset: Dataset, las: PointCloud & { header: { horizontalEpsg: number | null } }, report: any): Promise<string[]> {
   if (!dataset.reference || !fs.existsSync(dataset.reference)) return ['no reference model'];
   const reference = await readLaz(dataset.reference);
@@ -329,6 +327,7 @@ async function main() {
       continue;
     }
     const ratios: number[] = [];
+    const errorChanges: number[] = [];
     for (let round = 1; round <= rounds; round++) {
       // Alternate which side runs first (the machine's state drifts).
       const order = serviceOnly ? ['service'] : round % 2 ? ['bare', 'service'] : ['service', 'bare'];
@@ -353,6 +352,7 @@ async function main() {
         const ratio = s!.processingSeconds / b.seconds;
         ratios.push(ratio);
         const errorChange = r.mean_reprojection_error_px / b.reprojection - 1;
+        errorChanges.push(errorChange);
         console.log(
           `  ratio service/bare ${ratio.toFixed(2)} (target <= 0.5: ${ratio <= 0.5 ? 'met' : 'not met'}); registration ${r.images.registered === b.registered ? 'equal' : 'different'}; ` +
             `reprojection error ${errorChange >= 0 ? '+' : ''}${(100 * errorChange).toFixed(1)} % (target at most +10 %: ${errorChange <= 0.1 ? 'met' : 'not met'}); service steps ${JSON.stringify(r.timings_s)}`,
@@ -363,6 +363,14 @@ async function main() {
       if (round === rounds) for (const line of await compare(dataset, s!.las, r)) console.log(`  ${line}`);
     }
     if (ratios.length) console.log(`ratios: ${ratios.map((v) => v.toFixed(2)).join(', ')}`);
+    if (ratios.length > 1) {
+      const range = (values: number[], format: (v: number) => string) => `${format(median(values))} (${format(Math.min(...values))} to ${format(Math.max(...values))})`;
+      const percent = (v: number) => `${v >= 0 ? '+' : ''}${(100 * v).toFixed(1)} %`;
+      console.log(
+        `median of ${ratios.length} rounds: ratio ${range(ratios, (v) => v.toFixed(2))}, target <= 0.5: ${median(ratios) <= 0.5 ? 'met' : 'not met'}; ` +
+          `reprojection error ${range(errorChanges, percent)}, target at most +10 %: ${median(errorChanges) <= 0.1 ? 'met' : 'not met'}`,
+      );
+    }
   }
 }
 

@@ -37,6 +37,7 @@ import { loadSharp } from '../../../shared/images/load-sharp.ts';
 import { StorageError } from '../../../infra/storage/object-store.ts';
 import { analyzeImage, openFileRangeReader } from '../../../shared/image-metadata/index.ts';
 import { mapConcurrently } from '../../../shared/concurrency.ts';
+import { median } from '../../../shared/median.ts';
 import { conjugateQuaternion, multiplyQuaternions, normalizeQuaternion, quaternionFromAxisAngle, quaternionToMatrix, type Quaternion, type Vec3 } from '../../../shared/geo/rotation.ts';
 import { writeLas, writePly, type PointCloud } from '../../../shared/pointcloud/index.ts';
 import { describeCrs } from '../../coordinate-systems/crs.ts';
@@ -790,12 +791,6 @@ async function modelFolders(sparse: string): Promise<{ dir: string; registered: 
 
 function groupPrior(groups: CameraGroup[], name: string): number | null {
   return groups.find((g) => g.images.includes(name))?.focalPx ?? null;
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 function rms(values: number[]): number {

@@ -6,6 +6,7 @@
 // model of the same photos that holds together). Bundle adjustment does not leave such a minimum;
 // mapping again does, above all after the pairs' geometric verification is run again (the engine
 // says why). `strainedImages` names the photos of such a stretch.
+import { median } from '../../../shared/median.ts';
 import type { ColmapModel } from './colmap-model.ts';
 
 /** A photo whose points fit this many times worse than the median photo's is strained. */
@@ -53,10 +54,8 @@ export function imageReprojectionErrors(model: Pick<ColmapModel, 'images' | 'err
 export function strainedImages(model: Pick<ColmapModel, 'images' | 'errors' | 'pointIds'>): string[] {
   const perImage = [...imageReprojectionErrors(model)].sort((a, b) => b[1] - a[1]);
   if (!perImage.length) return [];
-  const sorted = perImage.map(([, error]) => error).sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  const median = sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-  const strained = perImage.filter(([, error]) => error > STRAIN_RATIO * median).map(([name]) => name);
+  const typical = median(perImage.map(([, error]) => error));
+  const strained = perImage.filter(([, error]) => error > STRAIN_RATIO * typical).map(([name]) => name);
   const needed = Math.max(STRAINED_MIN_IMAGES, Math.ceil(STRAINED_MIN_SHARE * perImage.length));
   return strained.length >= needed ? strained : [];
 }

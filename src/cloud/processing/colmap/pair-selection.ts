@@ -22,6 +22,7 @@
 // The fallback when the mapper leaves images out (`fallbackPairs`): every pair of a missing image
 // with any other image that was not matched yet.
 import { rotateVector, type Quaternion, type Vec3 } from '../../../shared/geo/rotation.ts';
+import { median } from '../../../shared/median.ts';
 
 export interface PairImage {
   /** Camera centre in a local east/north/up frame (metres, `localPositions`); null: no GPS position. */
@@ -305,10 +306,4 @@ function components(n: number, keep: Set<number>): number[] {
   const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i])));
   for (const k of keep) parent[find(Math.floor(k / n))] = find(k % n);
   return parent.map((_, i) => find(i));
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
