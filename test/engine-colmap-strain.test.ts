@@ -3,7 +3,8 @@
 // the lower mean reprojection error is kept. Pure: the strain measure, the choice between two
 // placed models. COLMAP's database: forgetVerification on a database with COLMAP's tables. The
 // engine: a stand-in `colmap` (a Node script) whose database is real SQLite and whose models are
-// placed where the GPS says, looking down as the gimbal says, so that a run goes to its outputs.
+// placed where the GPS says, looking down as the gimbal says, so that a run goes to its outputs;
+// with it also the misoriented-camera retry (three cameras of a first model turned level).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -116,12 +117,14 @@ describe('colmap engine: a strained model is mapped again after the verification
    * `strainedMappings` models strained: the points of the last four photos at 2 px, the others at
    * 0.5 px, then 0.4 px everywhere; model_aligner places the cameras at the reference positions,
    * looking down as the gimbal says, each seeing two points 40 m below; model_converter writes
-   * the text model. Every command is logged to calls.json.
+   * the text model; the first `turnedMappings` models have their first three cameras looking north,
+ * level, against the gimbal's nadir. Every command is logged to calls.json.
    */
-  function standIn(name: string, strainedMappings: number): string {
+  function standIn(name: string, strainedMappings: number, turnedMappings = 0): string {
     const file = path.join(scripts, name);
     const callsFile = path.join(scripts, `${name}.calls.json`);
     const worldToCamera = conjugateQuaternion(cameraToEnuQuaternion(GIMBAL));
+    const levelWorldToCamera = conjugateQuaternion(cameraToEnuQuaternion({ yaw: 0, pitch: 0, roll: 0 }));
     fs.writeFileSync(
       file,
       `#!${process.execPath}
@@ -161,6 +164,7 @@ if (args[0] === 'matches_importer') {
 }
 if (args[0] === 'mapper') {
   const strained = calls.filter((c) => c.command === 'mapper').length <= ${strainedMappings};
+  const turned = calls.filter((c) => c.command === 'mapper').length <= ${turnedMappings};
   const names = fs.readdirSync(opt('--image_path')).sort();
   const model = path.join(opt('--output_path'), '0');
   fs.mkdirSync(model, { recursive: true });
@@ -169,7 +173,7 @@ if (args[0] === 'mapper') {
   parts[0].writeBigUInt64LE(BigInt(names.length));
   for (const n of names) parts.push(Buffer.alloc(64), Buffer.from(n + '\\0'), Buffer.alloc(8));
   fs.writeFileSync(path.join(model, 'images.bin'), Buffer.concat(parts));
-  fs.writeFileSync(path.join(model, 'stand-in.json'), JSON.stringify({ names, strained }));
+  fs.writeFileSync(path.join(model, 'stand-in.json'), JSON.stringify({ names, strained, turned }));
 }
 if (args[0] === 'model_aligner') {
   fs.mkdirSync(opt('--output_path'), { recursive: true });
@@ -178,10 +182,9 @@ if (args[0] === 'model_aligner') {
 }
 if (args[0] === 'model_converter') {
   const input = opt('--input_path');
-  const { names, strained } = JSON.parse(fs.readFileSync(path.join(input, 'stand-in.json'), 'utf8'));
+  const { names, strained, turned } = JSON.parse(fs.readFileSync(path.join(input, 'stand-in.json'), 'utf8'));
   const refs = new Map(fs.readFileSync(path.join(input, 'references.txt'), 'utf8').trim().split('\\n').map((l) => { const f = l.split(' '); return [f[0], f.slice(1).map(Number)]; }));
-  const q = ${JSON.stringify(worldToCamera)};
-  const rotate = (v) => {
+  const rotate = (q, v) => {
     const [w, x, y, z] = q;
     const t = [2 * (y * v[2] - z * v[1]), 2 * (z * v[0] - x * v[2]), 2 * (x * v[1] - y * v[0])];
     return [v[0] + w * t[0] + y * t[2] - z * t[1], v[1] + w * t[1] + z * t[0] - x * t[2], v[2] + w * t[2] + x * t[1] - y * t[0]];
@@ -190,7 +193,9 @@ if (args[0] === 'model_converter') {
   const points = [];
   names.forEach((name, i) => {
     const c = refs.get(name);
-    const t = rotate(c).map((v) => -v);
+    // A turned model: its first three cameras look north, level, against their gimbal's nadir.
+    const q = turned && i < 3 ? ${JSON.stringify(levelWorldToCamera)} : ${JSON.stringify(worldToCamera)};
+    const t = rotate(q, c).map((v) => -v);
     const error = strained ? (i >= names.length - 4 ? 2 : 0.5) : 0.4;
     const own = [0, 1].map((k) => { const id = 2 * i + k + 1; points.push(id + ' ' + (c[0] + (k ? 3 : -3)) + ' ' + c[1] + ' ' + (c[2] - 40) + ' 120 120 120 ' + error + ' ' + (i + 1) + ' ' + k); return id; });
     images.push((i + 1) + ' ' + q.join(' ') + ' ' + t.join(' ') + ' 1 ' + name, '60 60 ' + own[0] + ' 100 60 ' + own[1]);
@@ -244,8 +249,8 @@ save();
     return out;
   }
 
-  async function run(name: string, strainedMappings: number) {
-    const bin = standIn(name, strainedMappings);
+  async function run(name: string, strainedMappings: number, turnedMappings = 0) {
+    const bin = standIn(name, strainedMappings, turnedMappings);
     const engineInput = await input();
     const result = await new ColmapEngine({ binary: bin, workDir: path.join(system.dataDir, 'work') }).run(engineInput);
     const calls = JSON.parse(fs.readFileSync(path.join(scripts, `${name}.calls.json`), 'utf8')) as { command: string; matched?: number; verified?: number }[];
@@ -282,5 +287,14 @@ save();
     assert.deepEqual(mapping(calls), ['matches_importer', 'mapper', 'matches_importer', 'mapper', 'matches_importer', 'mapper']);
     assert.equal((log.match(/: not kept/g) ?? []).length, 2);
     assert.ok(Math.abs(report.mean_reprojection_error_px - 1) < 1e-9);
+  });
+
+  it('misoriented cameras: another seed first (no verification again, no fallback yet), the model without them kept', async () => {
+    const { calls, log } = await run('turned-once', 0, 1);
+    assert.deepEqual(mapping(calls), ['matches_importer', 'mapper', 'mapper']);
+    assert.match(log, /misoriented cameras \(on their side, or not seeing up where the other photos or their gimbal angles say\): 3: 00001_img00\.jpg 00002_img01\.jpg 00003_img02\.jpg/);
+    assert.match(log, /mapper: another seed for the misoriented cameras before the fallback/);
+    assert.match(log, /mapper attempt 2: 0 misoriented camera\(s\) against 3, mean reprojection error 0\.400 against 0\.400 px: kept/);
+    assert.doesNotMatch(log, /run again|matching fallback/);
   });
 });
