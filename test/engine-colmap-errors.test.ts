@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
+import { engineInput } from './helpers/engine-input.ts';
 import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
 import { ColmapEngine } from '../src/cloud/processing/colmap/colmap-engine.ts';
 import { EngineError, type EngineInput } from '../src/cloud/processing/engine.ts';
-import { resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
 
 describe('colmap engine failures (stand-in colmap executable)', () => {
   let system: TestSystem;
@@ -43,27 +43,7 @@ describe('colmap engine failures (stand-in colmap executable)', () => {
       await system.store.putObject('inspection-data', key, images[i]);
       list.push({ key, size: images[i].length, ok: true as const, width: 160, height: 120, latitude: 46.5183 + (i + 1) * 1e-4, longitude: 6.5619, altitude: 420, make: 'Test', model: 'Cam', focal_length_35mm: 24, captured_at: null, quaternion: null, format: 'jpeg' });
     }
-    const crs = resolveOutputCrs({ requested: null, positions: list });
-    assert.ok(crs.ok);
-    const progress: number[] = [];
-    return {
-      projectId: 1,
-      projectUuid: crypto.randomUUID(),
-      bucket: 'inspection-data',
-      inputs: list.map(({ key, size }) => ({ key, size })),
-      images: list,
-      outputPrefix: `${prefix}outputs/`,
-      outputCrs: crs.crs,
-      pipeline: 'nadir',
-      tags: ['nadir'],
-      controlPoints: { gcps: [], mtps: [], marks: [] },
-      store: system.store,
-      signal,
-      progress,
-      async reportProgress(percent) {
-        progress.push(percent);
-      },
-    };
+    return engineInput(system.store, prefix, list, signal);
   }
 
   const engine = (binary: string, timeLimitSeconds = 0) => new ColmapEngine({ binary, workDir: path.join(system.dataDir, 'work'), timeLimitSeconds });

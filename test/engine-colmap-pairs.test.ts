@@ -10,13 +10,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
-import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
+import { droneStripInput } from './helpers/engine-input.ts';
 import { ColmapEngine } from '../src/cloud/processing/colmap/colmap-engine.ts';
 import { anotherSeedBeforeFallback, chooseMatcher, featureExtractorArgs, firstOctave, MAX_SEEDS_BEFORE_FALLBACK, MIN_SEEDS_BEFORE_FALLBACK } from '../src/cloud/processing/colmap/colmap-commands.ts';
 import { registeredImageNames } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { clipConvex, fallbackPairs, groundFootprints, localPositions, pairListText, polygonArea, selectPairs, PAIR_SELECTION_DEFAULTS, type PairImage } from '../src/cloud/processing/colmap/pair-selection.ts';
-import { EngineError, type EngineInput } from '../src/cloud/processing/engine.ts';
-import { resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
+import { EngineError } from '../src/cloud/processing/engine.ts';
 import { cameraToEnuQuaternion, type Vec3 } from '../src/shared/geo/rotation.ts';
 
 const has = (pairs: [number, number][], i: number, j: number) => pairs.some(([a, b]) => a === Math.min(i, j) && b === Math.max(i, j));
@@ -266,40 +265,9 @@ if (args[0] === 'model_aligner') { console.error('ERROR: the stand-in stops here
     return file;
   }
 
-  async function input(): Promise<EngineInput> {
-    const prefix = `colmap-pairs/${crypto.randomUUID()}/`;
-    const list = [];
-    // A drone strip northwards, 40 m up, 10 m apart, looking down (DJI XMP gimbal and RelativeAltitude).
-    for (let i = 0; i < COUNT; i++) {
-      const latitude = 46.5183 + i * 9e-5;
-      const gimbal = { yaw: 0, pitch: -90, roll: 0 };
-      const body = await generateGeotaggedJpeg({ latitude, longitude: 6.5619, altitude: 460, relativeAltitude: 40, gimbal, seed: i + 1, width: 160, height: 120, make: 'DJI', model: 'FC300S', focalLength35mm: 20 });
-      const key = `${prefix}inputs/img${String(i).padStart(2, '0')}.jpg`;
-      await system.store.putObject('inspection-data', key, body);
-      list.push({ key, size: body.length, ok: true as const, width: 160, height: 120, latitude, longitude: 6.5619, altitude: 460, make: 'DJI', model: 'FC300S', focal_length_35mm: 20, captured_at: null, quaternion: cameraToEnuQuaternion(gimbal), format: 'jpeg' });
-    }
-    const crs = resolveOutputCrs({ requested: null, positions: list });
-    assert.ok(crs.ok);
-    return {
-      projectId: 1,
-      projectUuid: crypto.randomUUID(),
-      bucket: 'inspection-data',
-      inputs: list.map(({ key, size }) => ({ key, size })),
-      images: list,
-      outputPrefix: `${prefix}outputs/`,
-      outputCrs: crs.crs,
-      pipeline: 'nadir',
-      tags: ['nadir'],
-      controlPoints: { gcps: [], mtps: [], marks: [] },
-      store: system.store,
-      signal: new AbortController().signal,
-      async reportProgress() {},
-    };
-  }
-
   async function runUntilAligner(name: string, leaveOut: boolean, failFirst = 0, timing: Parameters<typeof standIn>[3] = {}) {
     const bin = standIn(name, leaveOut, failFirst, timing);
-    const run = await input();
+    const run = await droneStripInput(system.store, 'colmap-pairs', COUNT);
     await assert.rejects(new ColmapEngine({ binary: bin, workDir: path.join(system.dataDir, 'work') }).run(run), (err) => {
       assert.ok(err instanceof EngineError, String(err));
       assert.equal(err.errorCode, 10410);

@@ -11,13 +11,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
-import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
+import { DRONE_STRIP_GIMBAL, droneStripInput } from './helpers/engine-input.ts';
 import { betterPlaced, ColmapEngine } from '../src/cloud/processing/colmap/colmap-engine.ts';
 import { forgetVerification } from '../src/cloud/processing/colmap/colmap-database.ts';
 import { imageReprojectionErrors, meanReprojectionError, strainedImages, STRAINED_MIN_IMAGES } from '../src/cloud/processing/colmap/model-strain.ts';
 import type { ColmapModel } from '../src/cloud/processing/colmap/colmap-model.ts';
-import type { EngineInput } from '../src/cloud/processing/engine.ts';
-import { resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
 import { cameraToEnuQuaternion, conjugateQuaternion } from '../src/shared/geo/rotation.ts';
 
 /** A model of `n` images, each observing two points of its own (ids 2i, 2i+1) with `errorOf(i)` pixels. */
@@ -95,7 +93,6 @@ describe('forgetVerification (COLMAP database)', () => {
 });
 
 const COUNT = 12;
-const GIMBAL = { yaw: 0, pitch: -90, roll: 0 };
 
 describe('colmap engine: a strained model is mapped again after the verification is run again (stand-in colmap)', () => {
   let system: TestSystem;
@@ -123,7 +120,7 @@ describe('colmap engine: a strained model is mapped again after the verification
   function standIn(name: string, strainedMappings: number, turnedMappings = 0): string {
     const file = path.join(scripts, name);
     const callsFile = path.join(scripts, `${name}.calls.json`);
-    const worldToCamera = conjugateQuaternion(cameraToEnuQuaternion(GIMBAL));
+    const worldToCamera = conjugateQuaternion(cameraToEnuQuaternion(DRONE_STRIP_GIMBAL));
     const levelWorldToCamera = conjugateQuaternion(cameraToEnuQuaternion({ yaw: 0, pitch: 0, roll: 0 }));
     fs.writeFileSync(
       file,
@@ -212,36 +209,6 @@ save();
     return file;
   }
 
-  async function input(): Promise<EngineInput> {
-    const prefix = `colmap-strain/${crypto.randomUUID()}/`;
-    const list = [];
-    // A drone strip northwards, 40 m up, 10 m apart, looking down.
-    for (let i = 0; i < COUNT; i++) {
-      const latitude = 46.5183 + i * 9e-5;
-      const body = await generateGeotaggedJpeg({ latitude, longitude: 6.5619, altitude: 460, relativeAltitude: 40, gimbal: GIMBAL, seed: i + 1, width: 160, height: 120, make: 'DJI', model: 'FC300S', focalLength35mm: 20 });
-      const key = `${prefix}inputs/img${String(i).padStart(2, '0')}.jpg`;
-      await system.store.putObject('inspection-data', key, body);
-      list.push({ key, size: body.length, ok: true as const, width: 160, height: 120, latitude, longitude: 6.5619, altitude: 460, make: 'DJI', model: 'FC300S', focal_length_35mm: 20, captured_at: null, quaternion: cameraToEnuQuaternion(GIMBAL), format: 'jpeg' });
-    }
-    const crs = resolveOutputCrs({ requested: null, positions: list });
-    assert.ok(crs.ok);
-    return {
-      projectId: 1,
-      projectUuid: crypto.randomUUID(),
-      bucket: 'inspection-data',
-      inputs: list.map(({ key, size }) => ({ key, size })),
-      images: list,
-      outputPrefix: `${prefix}outputs/`,
-      outputCrs: crs.crs,
-      pipeline: 'nadir',
-      tags: ['nadir'],
-      controlPoints: { gcps: [], mtps: [], marks: [] },
-      store: system.store,
-      signal: new AbortController().signal,
-      async reportProgress() {},
-    };
-  }
-
   async function text(key: string): Promise<string> {
     const { body } = await system.store.getObject('inspection-data', key);
     let out = '';
@@ -251,8 +218,7 @@ save();
 
   async function run(name: string, strainedMappings: number, turnedMappings = 0) {
     const bin = standIn(name, strainedMappings, turnedMappings);
-    const engineInput = await input();
-    const result = await new ColmapEngine({ binary: bin, workDir: path.join(system.dataDir, 'work') }).run(engineInput);
+    const result = await new ColmapEngine({ binary: bin, workDir: path.join(system.dataDir, 'work') }).run(await droneStripInput(system.store, 'colmap-strain', COUNT));
     const calls = JSON.parse(fs.readFileSync(path.join(scripts, `${name}.calls.json`), 'utf8')) as { command: string; matched?: number; verified?: number }[];
     const key = (type: string) => result.outputs.find((o) => o.outputType === type)!.key;
     const report = JSON.parse(await text(key('quality_report'))) as { mean_reprojection_error_px: number };

@@ -5,12 +5,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestSystem, type TestSystem } from './helpers/test-system.ts';
+import { engineInput, ENGINE_TEST_BUCKET } from './helpers/engine-input.ts';
 import { cloudClient, readZip, settled, type CloudTestClient } from './helpers/cloud-api.ts';
 import { startFakeNodeOdm, FAKE_ORIGIN, type FakeNodeOdm } from './helpers/fake-nodeodm.ts';
 import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
 import { NodeOdmEngine } from '../src/cloud/processing/nodeodm/nodeodm-engine.ts';
 import { EngineError, type EngineInput } from '../src/cloud/processing/engine.ts';
-import { resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
 import { odmOptionsFor } from '../src/cloud/processing/nodeodm/odm-options.ts';
 
 const P = '/project/api/v3/projects';
@@ -45,36 +45,15 @@ describe('nodeodm engine (fake NodeODM node)', () => {
   });
 
   /** An EngineInput for the engine alone, with the images stored under a fresh prefix. */
-  async function engineInput(signal: AbortSignal, count = 4): Promise<EngineInput & { progress: number[] }> {
+  async function storedInput(signal: AbortSignal, count = 4): Promise<EngineInput & { progress: number[] }> {
     const prefix = `engine-test/${crypto.randomUUID()}/`;
-    const bucket = 'inspection-data';
     const list = [];
     for (let i = 0; i < count; i++) {
       const key = `${prefix}inputs/img${i}.jpg`;
-      await system.store.putObject(bucket, key, images[i]);
+      await system.store.putObject(ENGINE_TEST_BUCKET, key, images[i]);
       list.push({ key, size: images[i].length, ok: true as const, width: 160, height: 120, latitude: FAKE_ORIGIN.latitude + i * 0.0001, longitude: FAKE_ORIGIN.longitude + i * 0.0001, altitude: FAKE_ORIGIN.altitude, make: null, model: null, focal_length_35mm: null, captured_at: null, quaternion: null, format: 'jpeg' });
     }
-    const crs = resolveOutputCrs({ requested: null, positions: list });
-    assert.ok(crs.ok);
-    const progress: number[] = [];
-    return {
-      projectId: 1,
-      projectUuid: crypto.randomUUID(),
-      bucket,
-      inputs: list.map(({ key, size }) => ({ key, size })),
-      images: list,
-      outputPrefix: `${prefix}outputs/`,
-      outputCrs: crs.crs,
-      pipeline: 'nadir',
-      tags: ['nadir'],
-      controlPoints: { gcps: [], mtps: [], marks: [] },
-      store: system.store,
-      signal,
-      progress,
-      async reportProgress(percent) {
-        progress.push(percent);
-      },
-    };
+    return engineInput(system.store, prefix, list, signal);
   }
 
   it('processes a project through the cloud API: uploads retried after a cut, progress mirrored, all.zip unpacked into the outputs', async () => {
@@ -128,14 +107,14 @@ describe('nodeodm engine (fake NodeODM node)', () => {
   it('a FAILED task gives the error code of its cause: out of memory 10003, anything else 10410', async () => {
     const engine = new NodeOdmEngine({ url: node.url, token: TOKEN, workDir: `${system.dataDir}/work`, pollIntervalMs: 5, retryDelayMs: 5 });
     node.nextOutcome = { kind: 'fail', errorMessage: 'Cannot process dataset', log: ['[ERROR] Not enough overlap: reconstruction failed'] };
-    await assert.rejects(engine.run(await engineInput(new AbortController().signal)), (err) => {
+    await assert.rejects(engine.run(await storedInput(new AbortController().signal)), (err) => {
       assert.ok(err instanceof EngineError);
       assert.equal(err.errorCode, 10410);
       assert.match(err.reason, /Cannot process dataset.*Not enough overlap/);
       return true;
     });
     node.nextOutcome = { kind: 'fail', errorMessage: 'Not enough memory' };
-    await assert.rejects(engine.run(await engineInput(new AbortController().signal)), (err) => err instanceof EngineError && err.errorCode === 10003);
+    await assert.rejects(engine.run(await storedInput(new AbortController().signal)), (err) => err instanceof EngineError && err.errorCode === 10003);
     node.nextOutcome = { kind: 'complete' };
   });
 
@@ -143,7 +122,7 @@ describe('nodeodm engine (fake NodeODM node)', () => {
     const engine = new NodeOdmEngine({ url: node.url, token: TOKEN, workDir: `${system.dataDir}/work`, pollIntervalMs: 5 });
     node.nextOutcome = { kind: 'hang' };
     const controller = new AbortController();
-    const input = await engineInput(controller.signal);
+    const input = await storedInput(controller.signal);
     const run = engine.run(input);
     // Cancel once the task runs on the node.
     for (let i = 0; i < 400 && ![...node.tasks.values()].some((t) => t.name === input.projectUuid && t.polls > 1); i++) await new Promise((r) => setTimeout(r, 10));
@@ -160,7 +139,7 @@ describe('nodeodm engine (fake NodeODM node)', () => {
   it('the time limit fails the run with 10002 and cancels the task', async () => {
     const engine = new NodeOdmEngine({ url: node.url, token: TOKEN, workDir: `${system.dataDir}/work`, pollIntervalMs: 20, timeLimitSeconds: 1 });
     node.nextOutcome = { kind: 'hang' };
-    const input = await engineInput(new AbortController().signal);
+    const input = await storedInput(new AbortController().signal);
     await assert.rejects(engine.run(input), (err) => err instanceof EngineError && err.errorCode === 10002);
     const task = [...node.tasks.values()].find((t) => t.name === input.projectUuid)!;
     assert.equal(task.status, 50);
@@ -169,6 +148,6 @@ describe('nodeodm engine (fake NodeODM node)', () => {
 
   it('an unreachable node is 10001 with a reason', async () => {
     const engine = new NodeOdmEngine({ url: 'http://127.0.0.1:9', workDir: `${system.dataDir}/work`, retryDelayMs: 5, uploadRetries: 2 });
-    await assert.rejects(engine.run(await engineInput(new AbortController().signal)), (err) => err instanceof EngineError && err.errorCode === 10001 && /processing node/.test(err.reason));
+    await assert.rejects(engine.run(await storedInput(new AbortController().signal)), (err) => err instanceof EngineError && err.errorCode === 10001 && /processing node/.test(err.reason));
   });
 });
