@@ -1,11 +1,13 @@
 // The idle trimmer (infra/runtime/idle-memory.ts), in a child process with --expose-gc and a 16 MB
 // semi-space (so that the effect is large enough to see): the young generation grown by a burst is
 // shrunk once the burst is over, left alone while the process is busy, shrunk again when it goes
-// idle after work (not in a short lull); without --expose-gc nothing happens.
+// idle after work (not in a short lull); without --expose-gc nothing happens. In this process, with a
+// stand-in collector: one collection per idle period when V8 does not shrink the young generation.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { trimMemoryWhenIdle } from '../src/infra/runtime/idle-memory.ts';
 
 const CHILD = path.join(import.meta.dirname, 'fixtures/scripts/idle-memory-child.ts');
 
@@ -36,6 +38,25 @@ describe('idle memory', () => {
     assert.equal(seen.afterLull.trims, 1, 'a lull shorter than the idle checks in a row is not idleness');
     assert.equal(seen.afterIdle.trims, 2);
     assert.ok(seen.afterIdle.youngMb <= 4 && seen.afterIdle.youngMb < seen.afterBusy.youngMb / 2, `shrunk when idle (${seen.afterBusy.youngMb} -> ${seen.afterIdle.youngMb} MB)`);
+  });
+
+  it('collects once per idle period when a collection leaves the young generation above the limit', async () => {
+    // CI (session 19) saw V8 leave it above 4 MB after the collection; the trimmer then collected
+    // again at every idle check. A stand-in collector that never shrinks it shows the rule: growth
+    // counts from what the last collection left.
+    let young = 6 * 2 ** 20;
+    let collections = 0;
+    const trimmer = trimMemoryWhenIdle({ checkMs: 40, idleChecks: 2, gc: () => collections++, youngGenerationBytes: () => young });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(collections, 1, 'the start-up collection only: nothing grew after it');
+      young = 9 * 2 ** 20;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(collections, 2, 'grown past what the last collection left: collected once more');
+      assert.equal(trimmer.trims, 2);
+    } finally {
+      trimmer.stop();
+    }
   });
 
   it('does nothing without --expose-gc', () => {
