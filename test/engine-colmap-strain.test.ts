@@ -14,7 +14,7 @@ import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system
 import { DRONE_STRIP_GIMBAL, droneStripInput } from './helpers/engine-input.ts';
 import { betterPlaced, ColmapEngine } from '../src/cloud/processing/colmap/colmap-engine.ts';
 import { forgetVerification } from '../src/cloud/processing/colmap/colmap-database.ts';
-import { imageReprojectionErrors, meanReprojectionError, strainedImages, STRAINED_MIN_IMAGES } from '../src/cloud/processing/colmap/model-strain.ts';
+import { dislocatedImages, imageReprojectionErrors, meanReprojectionError, strainedImages, STRAINED_MIN_IMAGES } from '../src/cloud/processing/colmap/model-strain.ts';
 import type { ColmapModel } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { cameraToEnuQuaternion, conjugateQuaternion } from '../src/shared/geo/rotation.ts';
 
@@ -48,11 +48,32 @@ describe('model strain (pure)', () => {
     assert.equal(meanReprojectionError(modelWith(0, () => 1)), null);
   });
 
-  it('betterPlaced: fewer misoriented cameras first, then the lower mean reprojection error', () => {
-    assert.equal(betterPlaced({ misoriented: [], error: 0.9 }, { misoriented: ['a'], error: 0.6 }), true);
-    assert.equal(betterPlaced({ misoriented: ['a', 'b'], error: 0.5 }, { misoriented: ['a'], error: 0.9 }), false);
-    assert.equal(betterPlaced({ misoriented: [], error: 0.64 }, { misoriented: [], error: 0.81 }), true);
-    assert.equal(betterPlaced({ misoriented: [], error: 0.81 }, { misoriented: [], error: 0.81 }), false);
+  it('betterPlaced: fewer misoriented cameras first, then fewer dislocated ones, then the lower mean reprojection error', () => {
+    const none: string[] = [];
+    assert.equal(betterPlaced({ misoriented: none, dislocated: none, error: 0.9 }, { misoriented: ['a'], dislocated: none, error: 0.6 }), true);
+    assert.equal(betterPlaced({ misoriented: ['a', 'b'], dislocated: none, error: 0.5 }, { misoriented: ['a'], dislocated: none, error: 0.9 }), false);
+    assert.equal(betterPlaced({ misoriented: none, dislocated: none, error: 0.64 }, { misoriented: none, dislocated: none, error: 0.81 }), true);
+    assert.equal(betterPlaced({ misoriented: none, dislocated: none, error: 0.81 }, { misoriented: none, dislocated: none, error: 0.81 }), false);
+    // A fold outweighs pixels: the unfolded model is kept at a higher error, the folded one not taken at a lower.
+    assert.equal(betterPlaced({ misoriented: none, dislocated: none, error: 0.76 }, { misoriented: none, dislocated: ['a', 'b', 'c'], error: 0.72 }), true);
+    assert.equal(betterPlaced({ misoriented: none, dislocated: ['a', 'b', 'c'], error: 0.64 }, { misoriented: none, dislocated: none, error: 0.72 }), false);
+    assert.equal(betterPlaced({ misoriented: none, dislocated: ['a', 'b', 'c'], error: 0.64 }, { misoriented: ['x'], dislocated: none, error: 0.72 }), true);
+  });
+
+  it('dislocatedImages: at least 3 cameras (and 10 %) beyond 30 m and 5 times the median camera from their GPS positions', () => {
+    const metres = (count: number, at: (i: number) => number) => new Map(Array.from({ length: count }, (_, i) => [`p${i}`, at(i)] as [string, number]));
+    // A fold (lund: the median camera 6.7 m away, the folded ones tens to hundreds of metres).
+    assert.deepEqual(dislocatedImages(metres(29, (i) => (i >= 20 && i <= 23 ? 40 + 50 * i : 6.7))), ['p23', 'p22', 'p21', 'p20']);
+    // Two cameras with a bad GPS fix are not a fold; nor are three in 40 photos (10 % is 4).
+    assert.deepEqual(dislocatedImages(metres(29, (i) => (i < 2 ? 240 : 6))), []);
+    assert.deepEqual(dislocatedImages(metres(40, (i) => (i < 3 ? 240 : 6))), []);
+    assert.equal(dislocatedImages(metres(40, (i) => (i < 4 ? 240 : 6))).length, 4);
+    // 30 m is the floor: a walk whose cameras all lie ~5 m away, three at 29 m, is not folded.
+    assert.deepEqual(dislocatedImages(metres(29, (i) => (i < 3 ? 29 : 5))), []);
+    // 5 times the median is the other: cameras a median 10 m off (a poor GPS), three at 45 m, neither.
+    assert.deepEqual(dislocatedImages(metres(29, (i) => (i < 3 ? 45 : 10))), []);
+    assert.equal(dislocatedImages(metres(29, (i) => (i < 3 ? 51 : 10))).length, 3);
+    assert.deepEqual(dislocatedImages(new Map()), []);
   });
 });
 
@@ -93,8 +114,14 @@ describe('forgetVerification (COLMAP database)', () => {
 });
 
 const COUNT = 12;
+/** How many of the stand-in's first mapper models are strained, turned or folded. */
+interface Mappings {
+  strained?: number;
+  turned?: number;
+  folded?: number;
+}
 
-describe('colmap engine: a strained model is mapped again after the verification is run again (stand-in colmap)', () => {
+describe('colmap engine: a strained or folded model is mapped again after the verification is run again (stand-in colmap)', () => {
   let system: TestSystem;
   let scripts: string;
 
@@ -114,10 +141,11 @@ describe('colmap engine: a strained model is mapped again after the verification
    * `strainedMappings` models strained: the points of the last four photos at 2 px, the others at
    * 0.5 px, then 0.4 px everywhere; model_aligner places the cameras at the reference positions,
    * looking down as the gimbal says, each seeing two points 40 m below; model_converter writes
-   * the text model; the first `turnedMappings` models have their first three cameras looking north,
- * level, against the gimbal's nadir. Every command is logged to calls.json.
+   * the text model; the first `turned` models have their first three cameras looking north,
+   * level, against the gimbal's nadir; the first `folded` ones their last four cameras (and their
+   * points) 200 m east of their GPS positions. Every command is logged to calls.json.
    */
-  function standIn(name: string, strainedMappings: number, turnedMappings = 0): string {
+  function standIn(name: string, { strained = 0, turned = 0, folded = 0 }: Mappings): string {
     const file = path.join(scripts, name);
     const callsFile = path.join(scripts, `${name}.calls.json`);
     const worldToCamera = conjugateQuaternion(cameraToEnuQuaternion(DRONE_STRIP_GIMBAL));
@@ -160,8 +188,10 @@ if (args[0] === 'matches_importer') {
   console.log('Matching block [1/1] in 0.1s');
 }
 if (args[0] === 'mapper') {
-  const strained = calls.filter((c) => c.command === 'mapper').length <= ${strainedMappings};
-  const turned = calls.filter((c) => c.command === 'mapper').length <= ${turnedMappings};
+  const mappings = calls.filter((c) => c.command === 'mapper').length;
+  const strained = mappings <= ${strained};
+  const turned = mappings <= ${turned};
+  const folded = mappings <= ${folded};
   const names = fs.readdirSync(opt('--image_path')).sort();
   const model = path.join(opt('--output_path'), '0');
   fs.mkdirSync(model, { recursive: true });
@@ -170,7 +200,7 @@ if (args[0] === 'mapper') {
   parts[0].writeBigUInt64LE(BigInt(names.length));
   for (const n of names) parts.push(Buffer.alloc(64), Buffer.from(n + '\\0'), Buffer.alloc(8));
   fs.writeFileSync(path.join(model, 'images.bin'), Buffer.concat(parts));
-  fs.writeFileSync(path.join(model, 'stand-in.json'), JSON.stringify({ names, strained, turned }));
+  fs.writeFileSync(path.join(model, 'stand-in.json'), JSON.stringify({ names, strained, turned, folded }));
 }
 if (args[0] === 'model_aligner') {
   fs.mkdirSync(opt('--output_path'), { recursive: true });
@@ -179,7 +209,7 @@ if (args[0] === 'model_aligner') {
 }
 if (args[0] === 'model_converter') {
   const input = opt('--input_path');
-  const { names, strained, turned } = JSON.parse(fs.readFileSync(path.join(input, 'stand-in.json'), 'utf8'));
+  const { names, strained, turned, folded } = JSON.parse(fs.readFileSync(path.join(input, 'stand-in.json'), 'utf8'));
   const refs = new Map(fs.readFileSync(path.join(input, 'references.txt'), 'utf8').trim().split('\\n').map((l) => { const f = l.split(' '); return [f[0], f.slice(1).map(Number)]; }));
   const rotate = (q, v) => {
     const [w, x, y, z] = q;
@@ -189,7 +219,8 @@ if (args[0] === 'model_converter') {
   const images = [];
   const points = [];
   names.forEach((name, i) => {
-    const c = refs.get(name);
+    const gps = refs.get(name);
+    const c = folded && i >= names.length - 4 ? [gps[0] + 200, gps[1], gps[2]] : gps;
     // A turned model: its first three cameras look north, level, against their gimbal's nadir.
     const q = turned && i < 3 ? ${JSON.stringify(levelWorldToCamera)} : ${JSON.stringify(worldToCamera)};
     const t = rotate(q, c).map((v) => -v);
@@ -216,8 +247,8 @@ save();
     return out;
   }
 
-  async function run(name: string, strainedMappings: number, turnedMappings = 0) {
-    const bin = standIn(name, strainedMappings, turnedMappings);
+  async function run(name: string, mappings: Mappings) {
+    const bin = standIn(name, mappings);
     const result = await new ColmapEngine({ binary: bin, workDir: path.join(system.dataDir, 'work') }).run(await droneStripInput(system.store, 'colmap-strain', COUNT));
     const calls = JSON.parse(fs.readFileSync(path.join(scripts, `${name}.calls.json`), 'utf8')) as { command: string; matched?: number; verified?: number }[];
     const key = (type: string) => result.outputs.find((o) => o.outputType === type)!.key;
@@ -228,15 +259,15 @@ save();
   const mapping = (calls: { command: string }[]) => calls.map((c) => c.command).filter((c) => c === 'matches_importer' || c === 'mapper');
 
   it('a model that holds together: no verification again, one mapper run', async () => {
-    const { calls, log, report } = await run('together', 0);
+    const { calls, log, report } = await run('together', {});
     assert.deepEqual(mapping(calls), ['matches_importer', 'mapper']);
     assert.match(log, /model: mean reprojection error 0\.400 px\n/);
-    assert.doesNotMatch(log, /strained|run again/);
+    assert.doesNotMatch(log, /strained|folded|run again/);
     assert.ok(Math.abs(report.mean_reprojection_error_px - 0.4) < 1e-9);
   });
 
   it('a strained model: every matched pair verified again (no pair matched again), the mapper again, the better model kept', async () => {
-    const { calls, log, report } = await run('strained-once', 1);
+    const { calls, log, report } = await run('strained-once', { strained: 1 });
     assert.deepEqual(mapping(calls), ['matches_importer', 'mapper', 'matches_importer', 'mapper']);
     const [first, again] = calls.filter((c) => c.command === 'matches_importer');
     assert.ok(first.matched! > 0 && first.verified === 0);
@@ -244,23 +275,33 @@ save();
     assert.equal(again.verified, first.matched, 'every matched pair verified again');
     assert.match(log, /model: mean reprojection error 1\.000 px; strained \(points fitting over 1\.5 times worse than the median photo's\) in 4 photo\(s\): 00009_img08\.jpg/);
     assert.match(log, new RegExp(`geometric verification of the ${first.matched} matched pair\\(s\\) run again`));
-    assert.match(log, /mapper attempt 2: 0 misoriented camera\(s\) against 0, mean reprojection error 0\.400 against 1\.000 px: kept/);
+    assert.match(log, /mapper attempt 2: 0 misoriented camera\(s\) against 0, 0 dislocated against 0, mean reprojection error 0\.400 against 1\.000 px: kept/);
     assert.ok(Math.abs(report.mean_reprojection_error_px - 0.4) < 1e-9, 'the report is the kept model\'s');
   });
 
   it('strained every time: MAPPER_ATTEMPTS - 1 more tries, the first model kept (no better one), the run still completes', async () => {
-    const { calls, log, report } = await run('strained-always', 99);
+    const { calls, log, report } = await run('strained-always', { strained: 99 });
     assert.deepEqual(mapping(calls), ['matches_importer', 'mapper', 'matches_importer', 'mapper', 'matches_importer', 'mapper']);
     assert.equal((log.match(/: not kept/g) ?? []).length, 2);
     assert.ok(Math.abs(report.mean_reprojection_error_px - 1) < 1e-9);
   });
 
   it('misoriented cameras: another seed first (no verification again, no fallback yet), the model without them kept', async () => {
-    const { calls, log } = await run('turned-once', 0, 1);
+    const { calls, log } = await run('turned-once', { turned: 1 });
     assert.deepEqual(mapping(calls), ['matches_importer', 'mapper', 'mapper']);
     assert.match(log, /misoriented cameras \(on their side, or not seeing up where the other photos or their gimbal angles say\): 3: 00001_img00\.jpg 00002_img01\.jpg 00003_img02\.jpg/);
     assert.match(log, /mapper: another seed for the misoriented cameras before the fallback/);
-    assert.match(log, /mapper attempt 2: 0 misoriented camera\(s\) against 3, mean reprojection error 0\.400 against 0\.400 px: kept/);
+    assert.match(log, /mapper attempt 2: 0 misoriented camera\(s\) against 3, 0 dislocated against 0, mean reprojection error 0\.400 against 0\.400 px: kept/);
     assert.doesNotMatch(log, /run again|matching fallback/);
+  });
+
+  it('a folded model (cameras 200 m from their GPS positions, points fitting well): verified again, mapped again, the unfolded model kept at an equal error', async () => {
+    const { calls, log } = await run('folded-once', { folded: 1 });
+    assert.deepEqual(mapping(calls), ['matches_importer', 'mapper', 'matches_importer', 'mapper']);
+    assert.match(log, /folded model: 4 camera\(s\) far from their GPS positions: 000(09|10|11|12)_img\d\d\.jpg 200 m/);
+    assert.match(log, /geometric verification of the \d+ matched pair\(s\) run again/);
+    assert.match(log, /mapper attempt 2: 0 misoriented camera\(s\) against 0, 0 dislocated against 4, mean reprojection error 0\.400 against 0\.400 px: kept/);
+    const aligned = log.match(/georegistration-2: .*\n/)![0];
+    assert.match(aligned, /furthest 0\.0 m/);
   });
 });

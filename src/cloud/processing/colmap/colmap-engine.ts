@@ -8,9 +8,9 @@
 //   incremental mapping                                              50-88 %
 //   georegistration to the GPS positions in the output system        88-92 %
 //   outputs                                                          92-100 %
-// A placed model with misoriented cameras (leveling.ts) or a strained stretch of photos
-// (model-strain.ts) is mapped again, the latter after the geometric verification is run again
-// (colmap-database.ts); the better of the models is kept.
+// A placed model with misoriented cameras (leveling.ts), a strained stretch of photos or a folded
+// one (model-strain.ts) is mapped again, the latter two after the geometric verification is run
+// again (colmap-database.ts); the better of the models is kept.
 // Outputs (under input.outputPrefix): `point_cloud` (LAS 1.2, point format 2 with RGB, in the
 // output system, scale 0.001, offset = offset_3d_xyz), `point_cloud_ply` (the same points, PLY
 // with double coordinates), `calibrated_camera_parameters_json`, `quality_report`,
@@ -68,8 +68,8 @@ import {
 import { intrinsicsOf, readTextModel, registeredImageCount, registeredImageNames, type ColmapModel } from './colmap-model.ts';
 import { fallbackPairs, localPositions, pairListText, selectPairs, type Pair, type PairImage } from './pair-selection.ts';
 import { localFrame, type LocalFrame } from './georeference.ts';
-import { levelModel, medianReferenceResidual, misorientedCameras, type Leveling, type LevelingOutcome } from './leveling.ts';
-import { meanReprojectionError, STRAIN_RATIO, strainedImages } from './model-strain.ts';
+import { levelModel, medianReferenceResidual, misorientedCameras, referenceResiduals, type Leveling, type LevelingOutcome } from './leveling.ts';
+import { dislocatedImages, meanReprojectionError, STRAIN_RATIO, strainedImages } from './model-strain.ts';
 import { forgetVerification } from './colmap-database.ts';
 
 export interface ColmapEngineOptions {
@@ -103,13 +103,20 @@ interface PlacedModel {
   misoriented: string[];
   /** Photos of a bent stretch of the model (model-strain.ts). */
   strained: string[];
+  /** Cameras of a folded stretch, far from their GPS positions (model-strain.ts). */
+  dislocated: string[];
   /** Mean reprojection error (pixels). */
   error: number;
 }
 
-/** Whether a model mapped again replaces the one placed before: fewer misoriented cameras, else a lower mean reprojection error. */
-export function betterPlaced(candidate: Pick<PlacedModel, 'misoriented' | 'error'>, current: Pick<PlacedModel, 'misoriented' | 'error'>): boolean {
+/**
+ * Whether a model mapped again replaces the one placed before: fewer misoriented cameras, else fewer
+ * dislocated ones (a fold misplaces cameras by tens of metres, more than any error in pixels tells),
+ * else a lower mean reprojection error.
+ */
+export function betterPlaced(candidate: Pick<PlacedModel, 'misoriented' | 'dislocated' | 'error'>, current: Pick<PlacedModel, 'misoriented' | 'dislocated' | 'error'>): boolean {
   if (candidate.misoriented.length !== current.misoriented.length) return candidate.misoriented.length < current.misoriented.length;
+  if (candidate.dislocated.length !== current.dislocated.length) return candidate.dislocated.length < current.dislocated.length;
   return candidate.error < current.error;
 }
 
@@ -395,22 +402,23 @@ export class ColmapEngine implements PhotogrammetryEngine {
       }
       /** A mapper model georeferenced (when GPS allows) and levelled; `tag` keeps its folders apart. */
       const place = async (dir: string, tag: string): Promise<PlacedModel> => {
-        if (!frame || !references) return placedModel(await exportModel(dir, `model${tag}`), null, [], tag);
+        if (!frame || !references) return placedModel(await exportModel(dir, `model${tag}`), null, [], [], tag);
         // Two fits of the model to the GPS positions: COLMAP's robust one (RANSAC, 10 m) and a plain
         // least-squares one over every position. On noisy phone GPS along a walk the robust fit
         // now and then settles on a poor scale (lund: cameras a median 25-36 m from their GPS
         // positions in 2 runs of 8, 4-7 m otherwise); the fit whose cameras lie nearer their GPS
         // positions (median) is kept.
-        const fits: { name: string; model: ColmapModel; residual: number }[] = [];
+        const fits: { name: string; model: ColmapModel; residual: number; furthest: number }[] = [];
         for (const [name, robust] of [['robust', true], ['least squares', false]] as const) {
           const aligned = path.join(work, `${robust ? 'aligned' : 'aligned-ls'}${tag}`);
           await fsp.mkdir(aligned);
           await colmap('georegistration', alignerArgs(dir, aligned, refPath, maxError, robust), { start: robust ? 88 : 90, end: robust ? 90 : 91 }, 'Georeferencing');
           if ((await registeredImageCount(aligned)) === 0) continue;
           const fitted = await exportModel(aligned, `${robust ? 'model' : 'model-ls'}${tag}`);
-          fits.push({ name, model: fitted, residual: medianReferenceResidual(fitted, references) * frame.unitFactor });
+          const furthest = Math.max(0, ...referenceResiduals(fitted, references).values()) * frame.unitFactor;
+          fits.push({ name, model: fitted, residual: medianReferenceResidual(fitted, references) * frame.unitFactor, furthest });
         }
-        log.write(`georegistration${tag}: ${fits.map((f) => `${f.name} fit, cameras a median ${f.residual.toFixed(2)} m from their GPS positions`).join('; ') || 'no fit'}\n`);
+        log.write(`georegistration${tag}: ${fits.map((f) => `${f.name} fit, cameras a median ${f.residual.toFixed(2)} m from their GPS positions (furthest ${f.furthest.toFixed(1)} m)`).join('; ') || 'no fit'}\n`);
         fits.sort((a, b) => a.residual - b.residual);
         if (!fits.length) {
           throw new EngineError(10410, `Processing failed: georegistration found no consistent fit between the model and the GPS positions of ${references.size} image(s) (at least 3 calibrated images with a GPS position within ${ALIGNMENT_MAX_ERROR_METRES} m are needed). See the processing log.`);
@@ -429,14 +437,17 @@ export class ColmapEngine implements PhotogrammetryEngine {
           return q?.length === 4 ? (q as Quaternion) : null;
         });
         if (misoriented.length) log.write(`misoriented cameras${tag} (on their side, or not seeing up where the other photos or their gimbal angles say): ${misoriented.length}: ${misoriented.join(' ')}\n`);
-        return placedModel(model, leveling, misoriented, tag);
+        const metres = new Map([...referenceResiduals(model, references)].map(([name, d]) => [name, d * frame.unitFactor]));
+        const dislocated = dislocatedImages(metres);
+        if (dislocated.length) log.write(`folded model${tag}: ${dislocated.length} camera(s) far from their GPS positions: ${dislocated.map((name) => `${name} ${metres.get(name)!.toFixed(0)} m`).join(', ')}\n`);
+        return placedModel(model, leveling, misoriented, dislocated, tag);
       };
       /** The placed model with its strain (model-strain.ts) and mean reprojection error, logged. */
-      const placedModel = (model: ColmapModel, leveling: LevelingOutcome | null, misoriented: string[], tag: string): PlacedModel => {
+      const placedModel = (model: ColmapModel, leveling: LevelingOutcome | null, misoriented: string[], dislocated: string[], tag: string): PlacedModel => {
         const strained = strainedImages(model);
         const error = meanReprojectionError(model) ?? Infinity;
         log.write(`model${tag}: mean reprojection error ${error.toFixed(3)} px${strained.length ? `; strained (points fitting over ${STRAIN_RATIO} times worse than the median photo's) in ${strained.length} photo(s): ${strained.join(' ')}` : ''}\n`);
-        return { model, leveling, misoriented, strained, error };
+        return { model, leveling, misoriented, strained, dislocated, error };
       };
       let placed = await place(best.dir, '');
       // Cameras turned on their side or looking down next to level ones: a wrong registration
@@ -455,10 +466,12 @@ export class ColmapEngine implements PhotogrammetryEngine {
       // distortion is unknown (lund: 33 of 133 pairs change from run to run), and a bent model
       // comes of some draws more than of others: on one such verification four mapper seeds gave
       // 0.73, 0.75, 0.64 and 0.75 px, three of them strained, where of 23 fresh verifications of
-      // the same matches 3 gave a strained model (bench/README.md, session 19). Of the two models
-      // the one with the lower mean reprojection error is kept (betterPlaced).
+      // the same matches 3 gave a strained model (bench/README.md, session 19). A folded model
+      // (cameras far from their GPS positions, model-strain.ts) is mapped again the same way. Of
+      // the two models the better is kept (betterPlaced: fewer misoriented, then fewer dislocated
+      // cameras, then the lower mean reprojection error).
       const lastAttempt = attempts + MAPPER_ATTEMPTS - 1;
-      while ((placed.misoriented.length || placed.strained.length) && attempts < lastAttempt) {
+      while ((placed.misoriented.length || placed.strained.length || placed.dislocated.length) && attempts < lastAttempt) {
         if (placed.misoriented.length && beforeFallback()) {
           const misoriented = new Set(placed.misoriented);
           const images = local.flatMap((l, i) => (misoriented.has(l.name) ? [i] : []));
@@ -471,7 +484,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
         const candidate = await place(again.dir, `-${attempts}`);
         const kept = betterPlaced(candidate, placed);
         log.write(
-          `mapper attempt ${attempts}: ${candidate.misoriented.length} misoriented camera(s) against ${placed.misoriented.length}, ` +
+          `mapper attempt ${attempts}: ${candidate.misoriented.length} misoriented camera(s) against ${placed.misoriented.length}, ${candidate.dislocated.length} dislocated against ${placed.dislocated.length}, ` +
             `mean reprojection error ${candidate.error.toFixed(3)} against ${placed.error.toFixed(3)} px: ${kept ? 'kept' : 'not kept'}\n`,
         );
         if (kept) placed = candidate;

@@ -187,15 +187,21 @@ export function cameraUpness(model: ColmapModel): number {
   return sum / model.images.length;
 }
 
+/** Distance between each camera centre and its reference position, by image name (cameras with one). */
+export function referenceResiduals(model: ColmapModel, references: Map<string, Vec3>): Map<string, number> {
+  const distances = new Map<string, number>();
+  for (const img of model.images) {
+    const r = references.get(img.name);
+    if (!r) continue;
+    const c = cameraCentre(img.qvec, img.tvec);
+    distances.set(img.name, Math.hypot(c[0] - r[0], c[1] - r[1], c[2] - r[2]));
+  }
+  return distances;
+}
+
 /** Median distance between the camera centres and their reference positions. */
 export function medianReferenceResidual(model: ColmapModel, references: Map<string, Vec3>): number {
-  const distances = model.images
-    .filter((img) => references.has(img.name))
-    .map((img) => {
-      const c = cameraCentre(img.qvec, img.tvec);
-      const r = references.get(img.name)!;
-      return Math.hypot(c[0] - r[0], c[1] - r[1], c[2] - r[2]);
-    });
+  const distances = [...referenceResiduals(model, references).values()];
   return distances.length ? percentile(distances, 0.5) : Infinity;
 }
 

@@ -1,4 +1,5 @@
-// How well a mapper model holds together, read from its points' reprojection errors.
+// How well a mapper model holds together, read from its points' reprojection errors and from its
+// cameras' distances to their GPS positions.
 //
 // A street walk (lund) now and then comes out of COLMAP's incremental mapping bent: every photo is
 // placed, but along one stretch of the walk the points fit their photos twice as badly as elsewhere
@@ -6,6 +7,12 @@
 // model of the same photos that holds together). Bundle adjustment does not leave such a minimum;
 // mapping again does, above all after the pairs' geometric verification is run again (the engine
 // says why). `strainedImages` names the photos of such a stretch.
+//
+// It also comes out folded: a stretch of the walk turned away from the rest, its points still
+// fitting their photos (lund: 0.76 and 0.85 px, 2 of 5 runs on one day), its cameras tens to
+// hundreds of metres from their GPS positions after the best fit of the whole model to them (the
+// furthest 242 m, the median camera 6.7 m; in models that hold together the furthest was 15-35 m).
+// `dislocatedImages` names them; the engine maps such a model again as it does a strained one.
 import { median } from '../../../shared/median.ts';
 import type { ColmapModel } from './colmap-model.ts';
 
@@ -19,6 +26,16 @@ export const STRAIN_RATIO = 1.5;
  */
 export const STRAINED_MIN_IMAGES = 3;
 export const STRAINED_MIN_SHARE = 0.1;
+
+/**
+ * A camera further than this from its GPS position (metres) after the model's fit to them, and
+ * DISLOCATED_MEDIAN_RATIO times the median camera's distance, is dislocated: three times the robust
+ * fit's outlier distance (ALIGNMENT_MAX_ERROR_METRES), well beyond a phone's GPS error along a
+ * street (lund: a median 4-7 m). A model is folded when at least STRAINED_MIN_IMAGES of its cameras
+ * (and STRAINED_MIN_SHARE of them) are: one photo with a bad GPS fix is not a fold.
+ */
+export const DISLOCATED_MIN_METRES = 30;
+export const DISLOCATED_MEDIAN_RATIO = 5;
 
 /** The mean reprojection error over every observation (pixels), as COLMAP weighs it; null: no points. */
 export function meanReprojectionError(model: Pick<ColmapModel, 'errors' | 'trackLengths'>): number | null {
@@ -56,6 +73,24 @@ export function strainedImages(model: Pick<ColmapModel, 'images' | 'errors' | 'p
   if (!perImage.length) return [];
   const typical = median(perImage.map(([, error]) => error));
   const strained = perImage.filter(([, error]) => error > STRAIN_RATIO * typical).map(([name]) => name);
-  const needed = Math.max(STRAINED_MIN_IMAGES, Math.ceil(STRAINED_MIN_SHARE * perImage.length));
-  return strained.length >= needed ? strained : [];
+  return aStretch(strained, perImage.length);
+}
+
+/**
+ * The cameras of a folded model (see DISLOCATED_MIN_METRES), furthest first; empty when the model
+ * agrees with its GPS positions. `metres`: each camera's distance to its GPS position.
+ */
+export function dislocatedImages(metres: Map<string, number>): string[] {
+  const distances = [...metres].sort((a, b) => b[1] - a[1]);
+  if (!distances.length) return [];
+  const limit = Math.max(DISLOCATED_MIN_METRES, DISLOCATED_MEDIAN_RATIO * median(distances.map(([, d]) => d)));
+  return aStretch(
+    distances.filter(([, d]) => d > limit).map(([name]) => name),
+    distances.length,
+  );
+}
+
+/** `names` when they are a stretch of the model's `total` photos (STRAINED_MIN_IMAGES, STRAINED_MIN_SHARE), else none. */
+function aStretch(names: string[], total: number): string[] {
+  return names.length >= Math.max(STRAINED_MIN_IMAGES, Math.ceil(STRAINED_MIN_SHARE * total)) ? names : [];
 }
