@@ -69,7 +69,7 @@ import { intrinsicsOf, readTextModel, registeredImageCount, registeredImageNames
 import { fallbackPairs, localPositions, pairListText, selectPairs, type Pair, type PairImage } from './pair-selection.ts';
 import { localFrame, type LocalFrame } from './georeference.ts';
 import { levelModel, medianReferenceResidual, misorientedCameras, referenceResiduals, type Leveling, type LevelingOutcome } from './leveling.ts';
-import { dislocatedImages, meanReprojectionError, STRAIN_RATIO, strainedImages } from './model-strain.ts';
+import { DISLOCATED_MIN_METRES, dislocatedImages, meanReprojectionError, STRAIN_RATIO, strainedImages } from './model-strain.ts';
 import { forgetVerification } from './colmap-database.ts';
 
 export interface ColmapEngineOptions {
@@ -408,17 +408,21 @@ export class ColmapEngine implements PhotogrammetryEngine {
         // now and then settles on a poor scale (lund: cameras a median 25-36 m from their GPS
         // positions in 2 runs of 8, 4-7 m otherwise); the fit whose cameras lie nearer their GPS
         // positions (median) is kept.
-        const fits: { name: string; model: ColmapModel; residual: number; furthest: number }[] = [];
+        const fits: { name: string; model: ColmapModel; residual: number; furthest: number; far: number }[] = [];
         for (const [name, robust] of [['robust', true], ['least squares', false]] as const) {
           const aligned = path.join(work, `${robust ? 'aligned' : 'aligned-ls'}${tag}`);
           await fsp.mkdir(aligned);
           await colmap('georegistration', alignerArgs(dir, aligned, refPath, maxError, robust), { start: robust ? 88 : 90, end: robust ? 90 : 91 }, 'Georeferencing');
           if ((await registeredImageCount(aligned)) === 0) continue;
           const fitted = await exportModel(aligned, `${robust ? 'model' : 'model-ls'}${tag}`);
-          const furthest = Math.max(0, ...referenceResiduals(fitted, references).values()) * frame.unitFactor;
-          fits.push({ name, model: fitted, residual: medianReferenceResidual(fitted, references) * frame.unitFactor, furthest });
+          const metres = [...referenceResiduals(fitted, references).values()].map((d) => d * frame.unitFactor);
+          const far = metres.filter((d) => d > DISLOCATED_MIN_METRES).length;
+          fits.push({ name, model: fitted, residual: medianReferenceResidual(fitted, references) * frame.unitFactor, furthest: Math.max(0, ...metres), far });
         }
-        log.write(`georegistration${tag}: ${fits.map((f) => `${f.name} fit, cameras a median ${f.residual.toFixed(2)} m from their GPS positions (furthest ${f.furthest.toFixed(1)} m)`).join('; ') || 'no fit'}\n`);
+        // The furthest camera and the count beyond DISLOCATED_MIN_METRES: what a fold would show (model-strain.ts).
+        log.write(
+          `georegistration${tag}: ${fits.map((f) => `${f.name} fit, cameras a median ${f.residual.toFixed(2)} m from their GPS positions (${f.far} beyond ${DISLOCATED_MIN_METRES} m, furthest ${f.furthest.toFixed(1)} m)`).join('; ') || 'no fit'}\n`,
+        );
         fits.sort((a, b) => a.residual - b.residual);
         if (!fits.length) {
           throw new EngineError(10410, `Processing failed: georegistration found no consistent fit between the model and the GPS positions of ${references.size} image(s) (at least 3 calibrated images with a GPS position within ${ALIGNMENT_MAX_ERROR_METRES} m are needed). See the processing log.`);
