@@ -47,13 +47,17 @@ describe('idle memory', () => {
     let young = 6 * 2 ** 20;
     let collections = 0;
     const trimmer = trimMemoryWhenIdle({ checkMs: 40, idleChecks: 2, gc: () => collections++, youngGenerationBytes: () => young });
+    // Exact counts would be fragile: a check period this short that this process spent busy (the
+    // test runner's own work, CI's load) counts as work, and work followed by idleness is collected
+    // once more, as it should be. The old rule collected at every idle check: ~10 in each 500 ms.
     try {
       await new Promise((resolve) => setTimeout(resolve, 500));
-      assert.equal(collections, 1, 'the start-up collection only: nothing grew after it');
+      const afterStart = collections;
+      assert.ok(afterStart >= 1 && afterStart <= 3, `the start-up collection, another only after a busy check (${afterStart})`);
       young = 9 * 2 ** 20;
       await new Promise((resolve) => setTimeout(resolve, 500));
-      assert.equal(collections, 2, 'grown past what the last collection left: collected once more');
-      assert.equal(trimmer.trims, 2);
+      assert.ok(collections > afterStart && collections <= afterStart + 3, `grown past what the last collection left: collected once more (${afterStart} -> ${collections})`);
+      assert.equal(trimmer.trims, collections);
     } finally {
       trimmer.stop();
     }
