@@ -9,11 +9,11 @@
 // says why). `strainedImages` names the photos of such a stretch.
 //
 // It also comes out folded: a stretch of the walk turned away from the rest with no stretch of
-// photos fitting markedly worse (lund: 0.76 and 0.85 px, not strained; 2 of 9 runs on one day), its
-// cameras tens to hundreds of metres from their GPS positions after the best fit of the whole model
-// to them (the furthest 242 m, the median camera 6.7 m; in 8 models without a fold the furthest was
-// 9-71 m, and none had three beyond 30 m: bench/README.md, session 20). `dislocatedImages` names
-// them; the engine maps such a model again as it does a strained one.
+// photos fitting markedly worse (lund: 0.76 and 0.85 px, not strained; 2 of 17 runs on one day),
+// its cameras tens to hundreds of metres from their GPS positions after the best fit of the whole
+// model to them (the furthest 242 m, the median camera 6.7 m; in 16 models without a fold the
+// furthest was 9-93 m, none flagged: bench/README.md, session 20). `dislocatedImages` names them;
+// the engine maps such a model again as it does a strained one.
 import { median } from '../../../shared/median.ts';
 import type { ColmapModel } from './colmap-model.ts';
 
