@@ -1,7 +1,7 @@
 // A strained model (model-strain.ts: a stretch of photos whose points fit much worse than the
-// rest) is mapped again after the pairs' geometric verification is run again, and the model with
-// the lower mean reprojection error is kept. Pure: the strain measure, the choice between two
-// placed models. COLMAP's database: forgetVerification on a database with COLMAP's tables. The
+// rest) or a folded one (a stretch of cameras far from their GPS positions) is mapped again after
+// the pairs' geometric verification is run again, and the better model is kept. Pure: the strain
+// and fold measures, the choice between two placed models. COLMAP's database: forgetVerification on a database with COLMAP's tables. The
 // engine: a stand-in `colmap` (a Node script) whose database is real SQLite and whose models are
 // placed where the GPS says, looking down as the gimbal says, so that a run goes to its outputs;
 // with it also the misoriented-camera retry (three cameras of a first model turned level).
@@ -138,7 +138,7 @@ describe('colmap engine: a strained or folded model is mapped again after the ve
    * The stand-in: feature_extractor creates the database (COLMAP's tables, images from the list);
    * matches_importer matches a listed pair with no matches yet and verifies a pair with matches
    * and no two-view geometry (a "verification"); the mapper registers every image, its first
-   * `strainedMappings` models strained: the points of the last four photos at 2 px, the others at
+   * `strained` models strained: the points of the last four photos at 2 px, the others at
    * 0.5 px, then 0.4 px everywhere; model_aligner places the cameras at the reference positions,
    * looking down as the gimbal says, each seeing two points 40 m below; model_converter writes
    * the text model; the first `turned` models have their first three cameras looking north,

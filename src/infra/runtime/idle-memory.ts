@@ -80,7 +80,7 @@ export function trimMemoryWhenIdle({
   // What the last collection left of the young generation. V8 does not always shrink it to 1 MB
   // (under load, CI's two test processes on two cores, once to 4-5 MB): growth is measured from
   // there, or an idle process would collect again every check period for a young generation no
-  // collection makes smaller (CI, session 19: a second trim in one idle period).
+  // collection makes smaller (found looking into session 19's CI failure).
   let youngAfterTrim = 0;
   let last = performance.eventLoopUtilization();
   const trim = () => {

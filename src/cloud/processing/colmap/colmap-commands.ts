@@ -37,6 +37,11 @@ export const EXHAUSTIVE_MAX_IMAGES = 60;
 export const SEQUENTIAL_OVERLAP = 20;
 /** Robust georegistration: a camera whose GPS position is further than this from the model's is an outlier (metres). */
 export const ALIGNMENT_MAX_ERROR_METRES = 10;
+/**
+ * A calibrated camera further than this from its GPS position is a GPS outlier: flagged
+ * `gps_outlier` in the calibrated cameras, and counted towards a folded model (model-strain.ts).
+ */
+export const GPS_OUTLIER_METRES = 3 * ALIGNMENT_MAX_ERROR_METRES;
 
 export type MatcherKind = 'exhaustive' | 'pairs' | 'sequential';
 /** Up to this many images, exhaustive matching (45 pairs at 10): selecting pairs saves little there. */

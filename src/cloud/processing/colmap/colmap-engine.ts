@@ -45,6 +45,7 @@ import { EngineError, type EngineInput, type EngineResult, type OutputType, type
 import { colmapFailure, colmapVersion, runColmap } from './colmap-process.ts';
 import {
   ALIGNMENT_MAX_ERROR_METRES,
+  GPS_OUTLIER_METRES,
   alignerArgs,
   anotherSeedBeforeFallback,
   chooseMatcher,
@@ -69,7 +70,7 @@ import { intrinsicsOf, readTextModel, registeredImageCount, registeredImageNames
 import { fallbackPairs, localPositions, pairListText, selectPairs, type Pair, type PairImage } from './pair-selection.ts';
 import { localFrame, type LocalFrame } from './georeference.ts';
 import { levelModel, medianReferenceResidual, misorientedCameras, referenceResiduals, type Leveling, type LevelingOutcome } from './leveling.ts';
-import { DISLOCATED_MIN_METRES, dislocatedImages, meanReprojectionError, STRAIN_RATIO, strainedImages } from './model-strain.ts';
+import { dislocatedImages, meanReprojectionError, STRAIN_RATIO, strainedImages } from './model-strain.ts';
 import { forgetVerification } from './colmap-database.ts';
 
 export interface ColmapEngineOptions {
@@ -84,8 +85,6 @@ export interface ColmapEngineOptions {
 /** Registered images needed: at least this share of the images, and at least MIN_REGISTERED. */
 export const MIN_REGISTERED_RATIO = 0.5;
 export const MIN_REGISTERED = 3;
-/** A calibrated camera further than this from its GPS position is flagged `gps_outlier`. */
-export const GPS_OUTLIER_METRES = 3 * ALIGNMENT_MAX_ERROR_METRES;
 const NOT_AVAILABLE_REASON =
   'The colmap engine makes the sparse reconstruction only: dense point cloud, mesh, DSM and orthophoto need COLMAP dense stereo (CUDA) or the nodeodm engine.';
 const THUMB_SIZE = 256;
@@ -403,6 +402,8 @@ export class ColmapEngine implements PhotogrammetryEngine {
       /** A mapper model georeferenced (when GPS allows) and levelled; `tag` keeps its folders apart. */
       const place = async (dir: string, tag: string): Promise<PlacedModel> => {
         if (!frame || !references) return placedModel(await exportModel(dir, `model${tag}`), null, [], [], tag);
+        /** Each camera's distance to its GPS position, in metres. */
+        const metresFromGps = (m: ColmapModel) => new Map([...referenceResiduals(m, references)].map(([name, d]) => [name, d * frame.unitFactor]));
         // Two fits of the model to the GPS positions: COLMAP's robust one (RANSAC, 10 m) and a plain
         // least-squares one over every position. On noisy phone GPS along a walk the robust fit
         // now and then settles on a poor scale (lund: cameras a median 25-36 m from their GPS
@@ -415,13 +416,13 @@ export class ColmapEngine implements PhotogrammetryEngine {
           await colmap('georegistration', alignerArgs(dir, aligned, refPath, maxError, robust), { start: robust ? 88 : 90, end: robust ? 90 : 91 }, 'Georeferencing');
           if ((await registeredImageCount(aligned)) === 0) continue;
           const fitted = await exportModel(aligned, `${robust ? 'model' : 'model-ls'}${tag}`);
-          const metres = [...referenceResiduals(fitted, references).values()].map((d) => d * frame.unitFactor);
-          const far = metres.filter((d) => d > DISLOCATED_MIN_METRES).length;
+          const metres = [...metresFromGps(fitted).values()];
+          const far = metres.filter((d) => d > GPS_OUTLIER_METRES).length;
           fits.push({ name, model: fitted, residual: medianReferenceResidual(fitted, references) * frame.unitFactor, furthest: Math.max(0, ...metres), far });
         }
-        // The furthest camera and the count beyond DISLOCATED_MIN_METRES: what a fold would show (model-strain.ts).
+        // The furthest camera and the count of GPS outliers: what a fold would show (model-strain.ts).
         log.write(
-          `georegistration${tag}: ${fits.map((f) => `${f.name} fit, cameras a median ${f.residual.toFixed(2)} m from their GPS positions (${f.far} beyond ${DISLOCATED_MIN_METRES} m, furthest ${f.furthest.toFixed(1)} m)`).join('; ') || 'no fit'}\n`,
+          `georegistration${tag}: ${fits.map((f) => `${f.name} fit, cameras a median ${f.residual.toFixed(2)} m from their GPS positions (${f.far} beyond ${GPS_OUTLIER_METRES} m, furthest ${f.furthest.toFixed(1)} m)`).join('; ') || 'no fit'}\n`,
         );
         fits.sort((a, b) => a.residual - b.residual);
         if (!fits.length) {
@@ -441,7 +442,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
           return q?.length === 4 ? (q as Quaternion) : null;
         });
         if (misoriented.length) log.write(`misoriented cameras${tag} (on their side, or not seeing up where the other photos or their gimbal angles say): ${misoriented.length}: ${misoriented.join(' ')}\n`);
-        const metres = new Map([...referenceResiduals(model, references)].map(([name, d]) => [name, d * frame.unitFactor]));
+        const metres = metresFromGps(model);
         const dislocated = dislocatedImages(metres);
         if (dislocated.length) log.write(`folded model${tag}: ${dislocated.length} camera(s) far from their GPS positions: ${dislocated.map((name) => `${name} ${metres.get(name)!.toFixed(0)} m`).join(', ')}\n`);
         return placedModel(model, leveling, misoriented, dislocated, tag);

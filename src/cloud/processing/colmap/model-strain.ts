@@ -16,6 +16,7 @@
 // the engine maps such a model again as it does a strained one.
 import { median } from '../../../shared/median.ts';
 import type { ColmapModel } from './colmap-model.ts';
+import { GPS_OUTLIER_METRES } from './colmap-commands.ts';
 
 /** A photo whose points fit this many times worse than the median photo's is strained. */
 export const STRAIN_RATIO = 1.5;
@@ -29,13 +30,12 @@ export const STRAINED_MIN_IMAGES = 3;
 export const STRAINED_MIN_SHARE = 0.1;
 
 /**
- * A camera further than this from its GPS position (metres) after the model's fit to them, and
- * DISLOCATED_MEDIAN_RATIO times the median camera's distance, is dislocated: three times the robust
- * fit's outlier distance (ALIGNMENT_MAX_ERROR_METRES), well beyond a phone's GPS error along a
- * street (lund: a median 4-7 m). A model is folded when at least STRAINED_MIN_IMAGES of its cameras
- * (and STRAINED_MIN_SHARE of them) are: one photo with a bad GPS fix is not a fold.
+ * A camera further from its GPS position after the model's fit to them than GPS_OUTLIER_METRES
+ * (30 m, three times the robust fit's outlier distance: well beyond a phone's GPS error along a
+ * street, lund: a median 4-7 m) and this many times the median camera's distance is dislocated. A
+ * model is folded when at least STRAINED_MIN_IMAGES of its cameras (and STRAINED_MIN_SHARE of
+ * them) are: one photo with a bad GPS fix is not a fold.
  */
-export const DISLOCATED_MIN_METRES = 30;
 export const DISLOCATED_MEDIAN_RATIO = 5;
 
 /** The mean reprojection error over every observation (pixels), as COLMAP weighs it; null: no points. */
@@ -78,13 +78,13 @@ export function strainedImages(model: Pick<ColmapModel, 'images' | 'errors' | 'p
 }
 
 /**
- * The cameras of a folded model (see DISLOCATED_MIN_METRES), furthest first; empty when the model
+ * The cameras of a folded model (see DISLOCATED_MEDIAN_RATIO), furthest first; empty when the model
  * agrees with its GPS positions. `metres`: each camera's distance to its GPS position.
  */
 export function dislocatedImages(metres: Map<string, number>): string[] {
   const distances = [...metres].sort((a, b) => b[1] - a[1]);
   if (!distances.length) return [];
-  const limit = Math.max(DISLOCATED_MIN_METRES, DISLOCATED_MEDIAN_RATIO * median(distances.map(([, d]) => d)));
+  const limit = Math.max(GPS_OUTLIER_METRES, DISLOCATED_MEDIAN_RATIO * median(distances.map(([, d]) => d)));
   return aStretch(
     distances.filter(([, d]) => d > limit).map(([name]) => name),
     distances.length,
