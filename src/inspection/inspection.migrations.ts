@@ -300,4 +300,26 @@ export const inspectionMigrations: MigrationSet = {
       );
     },
   },
+  // Issue 27: a share token ends (auth/share-tokens.ts): tokens made before get 30 days from their
+  // making (SHARE_TOKEN_TTL_SECONDS' default); SHARE_TOKEN_MAX_TTL_SECONDS caps them all at use.
+  '0010_share_token_expiry': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        alter table inspection.share_tokens add column expires_at timestamptz;
+        update inspection.share_tokens set expires_at = created_at + interval '30 days';
+        alter table inspection.share_tokens alter column expires_at set not null
+      `,
+      );
+    },
+  },
+  // Issue 27: an API key may belong to an organization (admin create-api-key --org): with it and
+  // the right password, a member logs in however others' failures throttle the account
+  // (infra/http/login-throttle.ts). Keys of no organization (the web console's) stay as they were.
+  '0011_api_key_organization': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `alter table inspection.api_keys add column organization_id integer references inspection.organizations(id) on delete cascade`);
+    },
+  },
 };

@@ -12,7 +12,15 @@ export interface InspectionTables {
   'inspection.organizations': { id: Generated<number>; uuid: string; name: string; created_at: Generated<Date> };
   'inspection.users': { id: Generated<number>; username: string; email: string; password_hash: string; created_at: Generated<Date> };
   'inspection.memberships': { user_id: number; organization_id: number };
-  'inspection.api_keys': { id: Generated<number>; name: string; key_hash: string; created_at: Generated<Date>; revoked_at: Timestamp | null };
+  'inspection.api_keys': {
+    id: Generated<number>;
+    name: string;
+    key_hash: string;
+    created_at: Generated<Date>;
+    revoked_at: Timestamp | null;
+    /** The organization whose applications hold the key (login-throttle.ts: its members are never locked out by others' failures); null: any application. */
+    organization_id: Generated<number | null>;
+  };
   'inspection.allowance_types': { id: number; code: string; name: string };
   'inspection.allowance_transactions': {
     id: Generated<number>;
@@ -47,6 +55,8 @@ export interface ShareTokensTable {
   created_by: number;
   created_at: Generated<Date>;
   revoked_at: Timestamp | null;
+  /** When it stops opening the inspection (SHARE_TOKEN_TTL_SECONDS, or the `expires_in` it was made with). */
+  expires_at: Timestamp;
 }
 
 /** A registered upload (photos; a video and its telemetry), or a frame taken from a video (video/). */
