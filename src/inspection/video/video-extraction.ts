@@ -9,15 +9,15 @@
 // 4. the frames are stored as the inspection's images, as photos are: under the project's upload
 //    prefix (`video_frames/`), registered with the cloud project and recorded as the inspection's
 //    images (source `video_frame`), then 12 -> 3 and the image analysis continues as for photos.
-// A video that cannot be read, a failing ffmpeg, no frame at all, or a video gone from storage end
-// in 14 with the reason in processing_error. Idempotent like every step: it acts only in 20 or 12,
+// A video that cannot be read or is not in an accepted container (ffmpeg.ts), a failing ffmpeg, no
+// frame at all, a video gone from storage, or an .SRT beyond its limits (srt-telemetry.ts) end in
+// 14 with the reason in processing_error; an .SRT without any position is ignored with a warning. Idempotent like every step: it acts only in 20 or 12,
 // frame keys are the same on a second run (puts overwrite, registrations add nothing new), and
 // the move to 3 applies once.
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { buffer } from 'node:stream/consumers';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { InspectionTables } from '../inspection.tables.ts';
@@ -31,7 +31,7 @@ import { mapConcurrently } from '../../shared/concurrency.ts';
 import { Status } from '../inspections/statuses.ts';
 import { pairVideoInputs, type VideoInput } from './video-inputs.ts';
 import { extractFrames, probeVideo, VideoExtractionError, type VideoProbe } from './ffmpeg.ts';
-import { localTimeAt, parseDjiSrt, positionAt, type TelemetrySample } from './srt-telemetry.ts';
+import { localTimeAt, MAX_TELEMETRY_BYTES, positionAt, readDjiSrt, type TelemetrySample } from './srt-telemetry.ts';
 import { frameInterval, frameRate } from './frame-spacing.ts';
 import { withFrameExif } from './frame-exif.ts';
 
@@ -44,7 +44,6 @@ export interface VideoToolsOptions {
 
 /** Folder, under the inspection's upload prefix, of the frames taken from its videos. */
 export const FRAMES_FOLDER = 'video_frames/';
-const MAX_TELEMETRY_BYTES = 64 * 1024 ** 2;
 const UPLOAD_CONCURRENCY = 4;
 
 interface PreparedVideo {
@@ -90,8 +89,7 @@ export class VideoFrameExtractor {
         const file = path.join(work, `video-${i}${path.posix.extname(input.video).toLowerCase()}`);
         await this.download(bucket, input.video, name, file);
         const probe = await probeVideo(this.tools.ffprobeBinary, file, name);
-        const telemetry = input.telemetry ? parseDjiSrt(await this.readText(bucket, input.telemetry, input.telemetry.slice(prefix.length))) : [];
-        if (input.telemetry && telemetry.length === 0) log.warn({ telemetry: input.telemetry }, 'the telemetry file holds no position');
+        const telemetry = input.telemetry ? await this.readTelemetry(bucket, input.telemetry, input.telemetry.slice(prefix.length), log) : [];
         prepared.push({ input, name, file, probe, telemetry });
       }
       const interval = frameInterval(prepared.reduce((sum, v) => sum + v.probe.duration, 0));
@@ -150,12 +148,21 @@ export class VideoFrameExtractor {
     }
   }
 
-  private async readText(bucket: string, key: string, name: string): Promise<string> {
+  /**
+   * The positions of a video's .SRT sidecar, streamed (srt-telemetry.ts). A file too large or
+   * with too many cues fails the video's extraction with the reason; one without any position
+   * (garbage, another kind of subtitle) is ignored with a warning and the frames are placed as
+   * without a sidecar.
+   */
+  private async readTelemetry(bucket: string, key: string, name: string, log: Logger): Promise<TelemetrySample[]> {
     try {
       const head = await this.files.store.headObject(bucket, key);
       if (!head) throw new VideoExtractionError(`${name} is no longer in storage.`);
       if (head.size > MAX_TELEMETRY_BYTES) throw new VideoExtractionError(`${name} is larger than ${MAX_TELEMETRY_BYTES / 1024 ** 2} MB: not a DJI telemetry file.`);
-      return (await buffer((await this.files.store.getObject(bucket, key)).body)).toString('utf8');
+      const reading = await readDjiSrt((await this.files.store.getObject(bucket, key)).body);
+      if (reading.refusal) throw new VideoExtractionError(`${name} ${reading.refusal}.`);
+      if (reading.samples.length === 0) log.warn({ telemetry: key, overlongLines: reading.overlongLines }, 'the telemetry file holds no position: ignored');
+      return reading.samples;
     } catch (err) {
       if (err instanceof StorageError && err.code === 'NoSuchKey') throw new VideoExtractionError(`${name} is no longer in storage.`);
       throw err;
