@@ -22,7 +22,9 @@ export function oauthError(error: OAuthErrorCode, description: string): ApiError
 
 /** Client id and secret of an `Authorization: Basic` header; undefined without one (other schemes are ignored). */
 export function basicClientCredentials(authorization: string | undefined): { clientId: string; clientSecret: string } | undefined {
-  const match = /^Basic(?:\s+(\S*))?\s*$/i.exec(authorization ?? '');
+  // Trimmed first: a trailing \s* after \s+(\S*) made every split of a long run of spaces a new try
+  // (quadratic in the header's length).
+  const match = /^Basic(?:\s+(\S*))?$/i.exec((authorization ?? '').trim());
   if (!match) return undefined;
   const malformed = () => oauthError('invalid_client', 'Malformed HTTP Basic client authentication: expected base64 of "<client_id>:<client_secret>", each form-urlencoded.');
   const token = match[1] ?? '';
