@@ -102,7 +102,8 @@ export function capUnfinishedBodies(app: FastifyInstance, max: number): void {
  */
 export function requestPublicUrl(request: FastifyRequest): string {
   const base = request.server.publicUrl?.() ?? `${request.protocol}://${request.host}`;
-  return base.replace(/\/+$/, '') + request.url;
+  // (?<!\/): a run of slashes is tried from its first only (from each of them: quadratic on a Host header of slashes).
+  return base.replace(/(?<!\/)\/+$/, '') + request.url;
 }
 
 declare module 'fastify' {
