@@ -31,6 +31,13 @@ export interface Config {
   storagePrefixQuotaBytes: number;
   /** Multipart uploads not completed this many seconds after they started are removed. */
   storageMultipartExpirySeconds: number;
+  /** Multipart uploads in progress allowed under one project's (inspection's) prefix; 0: no cap. */
+  storagePrefixMaxMultipartUploads: number;
+  /** Embedded S3 endpoint: connections held at once, in all and per client address (unset: from the open-file limit; 0: no cap). */
+  storageMaxConnections: number | undefined;
+  storageMaxConnectionsPerAddress: number | undefined;
+  /** Embedded S3 endpoint: time for a connection to send a request's headers, seconds. */
+  storageHeadersTimeoutSeconds: number;
   /** An external S3 store (S3_BUCKET set) instead of the embedded one; its credentials from STS. */
   s3: S3Config | undefined;
   /** The `storage` command's root credential; unset: generated into dataDir/secrets. */
@@ -94,6 +101,8 @@ export interface Config {
   httpKeepAliveTimeoutSeconds: number;
   /** Requests whose bodies are still arriving, per service; more answer 503 (0: no cap). */
   httpMaxUnfinishedBodies: number;
+  /** Connections each HTTP server of the services holds at once (unset: from the open-file limit; 0: no cap). */
+  httpMaxConnections: number | undefined;
   /** Token calls (`/v1/auth/token/`, `/oauth2/token/`) per client address per window (0: no limit). */
   authRateLimitPerAddress: number;
   /** Failed token calls per username / client_id per window (0: no limit). */
@@ -148,6 +157,11 @@ class EnvReader {
       return this.fail(name, `must be ${range}, got "${raw}"`, fallback);
     }
     return n;
+  }
+
+  /** An integer of at least 0, or undefined when unset (the default is worked out later). */
+  optionalInt(name: string): number | undefined {
+    return this.string(name) === undefined ? undefined : this.int(name, 0);
   }
 
   bool(name: string, fallback: boolean): boolean {
@@ -285,6 +299,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     storageCredentialsTtl: seconds('STORAGE_CREDENTIALS_TTL', 12 * 3600, 1),
     storagePrefixQuotaBytes: v.int('STORAGE_PREFIX_QUOTA_BYTES', 100 * 1024 ** 3),
     storageMultipartExpirySeconds: seconds('STORAGE_MULTIPART_EXPIRY_SECONDS', 7 * 24 * 3600),
+    storagePrefixMaxMultipartUploads: v.int('STORAGE_PREFIX_MAX_MULTIPART_UPLOADS', 100),
+    storageMaxConnections: v.optionalInt('STORAGE_MAX_CONNECTIONS'),
+    storageMaxConnectionsPerAddress: v.optionalInt('STORAGE_MAX_CONNECTIONS_PER_ADDRESS'),
+    storageHeadersTimeoutSeconds: v.int('STORAGE_HEADERS_TIMEOUT_SECONDS', 10, { min: 1, max: 60 }),
     s3: undefined,
     storageRoot: undefined,
     storageStsMinDurationSeconds: seconds('STORAGE_STS_MIN_DURATION_SECONDS', 900, 1),
@@ -319,6 +337,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     httpRequestTimeoutSeconds: seconds('HTTP_REQUEST_TIMEOUT_SECONDS', 120),
     httpKeepAliveTimeoutSeconds: seconds('HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1),
     httpMaxUnfinishedBodies: v.int('HTTP_MAX_UNFINISHED_BODIES', 32),
+    httpMaxConnections: v.optionalInt('HTTP_MAX_CONNECTIONS'),
     authRateLimitPerAddress: v.int('AUTH_RATE_LIMIT_PER_ADDRESS', 300),
     authRateLimitPerAccount: v.int('AUTH_RATE_LIMIT_PER_ACCOUNT', 10),
     authRateLimitWindowSeconds: seconds('AUTH_RATE_LIMIT_WINDOW_SECONDS', 300, 1),

@@ -8,6 +8,7 @@ import { createLogger, startSystem } from './system.ts';
 import { runAdmin } from './admin/admin-cli.ts';
 import { engineBanner } from './cloud/processing/engine-default.ts';
 import { startStorageProcess } from './infra/storage/storage-process.ts';
+import { storageConnectionCaps } from './infra/http/connection-limits.ts';
 import { trimMemoryWhenIdle } from './infra/runtime/idle-memory.ts';
 
 
@@ -59,6 +60,9 @@ async function main(argv: string[]): Promise<void> {
           stsMinDurationSeconds: config.storageStsMinDurationSeconds,
           corsOrigins: config.consoleOrigins,
           multipartExpirySeconds: config.storageMultipartExpirySeconds,
+          prefixMaxMultipartUploads: config.storagePrefixMaxMultipartUploads,
+          connections: storageConnectionCaps(config),
+          headersTimeoutSeconds: config.storageHeadersTimeoutSeconds,
         },
         logger,
       );

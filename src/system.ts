@@ -13,6 +13,7 @@ import { readOrCreateKey } from './infra/auth/key-files.ts';
 import { ServerSecretRepository } from './infra/secrets/server-secrets.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './infra/storage/embedded-s3.ts';
 import { withLoopbackAliases } from './infra/storage/s3-cors.ts';
+import { storageConnectionCaps } from './infra/http/connection-limits.ts';
 import { EmbeddedCredentialIssuer } from './infra/storage/embedded-credentials.ts';
 import { LocalDiskObjectStore } from './infra/storage/local-disk-store.ts';
 import { S3UrlPresigner } from './infra/storage/s3-presigner.ts';
@@ -96,6 +97,10 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
         region: config.storageRegion,
         isPrefixLive: (bucket, prefix) => (prefixOwner ? prefixOwner(bucket, prefix) : Promise.reject(new Error('the cloud service is starting'))),
         prefixQuotaBytes: config.storagePrefixQuotaBytes,
+        maxOpenUploadsPerPrefix: config.storagePrefixMaxMultipartUploads,
+        // Caps and a short headers timeout: idle connections cannot take the descriptors the API servers need (connection-limits.ts).
+        connections: storageConnectionCaps(config),
+        headersTimeoutMs: config.storageHeadersTimeoutSeconds * 1000,
         multipartExpiryMs: config.storageMultipartExpirySeconds ? config.storageMultipartExpirySeconds * 1000 : Infinity, // 0: never
         // The web console (served by the inspection service) uploads from the browser. Asked per
         // request: the inspection service's port is known only once it listens (0 in tests).

@@ -3,20 +3,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
 import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
-import { startServerProcess, type ServerProcess } from './helpers/server-process.ts';
-import { InspectionClient } from '../src/sdk/inspection-client.ts';
+import { demoClient, startServerProcess, type ServerProcess } from './helpers/server-process.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
-import type { DemoCredentials } from '../src/admin/bootstrap.ts';
-
-/** A logged-in client for the demo account that the server's first start wrote to its data folder. */
-async function demoClient(dataDir: string, server: ServerProcess): Promise<InspectionClient> {
-  const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'bootstrap-credentials.json'), 'utf8')) as DemoCredentials;
-  const client = new InspectionClient({ baseUrl: server.urls.inspection, apiKey: demo.api_key, organizationUuid: demo.organization_uuid });
-  await client.login(demo.username, demo.password);
-  return client;
-}
 
 describe('server process', () => {
   let dataDir: string;

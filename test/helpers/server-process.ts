@@ -1,8 +1,11 @@
 // Runs `src/main.ts serve` as a real child process (what `npm start` runs), for tests that need a
 // second process or a hard kill.
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { DemoCredentials } from '../../src/admin/bootstrap.ts';
+import { InspectionClient } from '../../src/sdk/inspection-client.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -16,9 +19,19 @@ export interface ServerProcess {
 /**
  * Starts the server (or, with command 'worker', workers only; with 'storage', the S3 endpoint
  * alone, its URL in urls.storage); resolves once it is ready, rejects if it exits first.
+ * `openFileLimit`: the process's limit of open files (soft and hard, so Node cannot raise it).
  */
-export function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 60_000, command: 'serve' | 'worker' | 'storage' = 'serve'): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', command], {
+export function startServerProcess(
+  env: Record<string, string | undefined>,
+  timeoutMs = 60_000,
+  command: 'serve' | 'worker' | 'storage' = 'serve',
+  options: { openFileLimit?: number } = {},
+): Promise<ServerProcess> {
+  const args = ['--import', 'tsx', 'src/main.ts', command];
+  const [file, argv] = options.openFileLimit
+    ? ['/bin/sh', ['-c', `ulimit -n ${options.openFileLimit} && exec "$0" "$@"`, process.execPath, ...args]]
+    : [process.execPath, args];
+  const child = spawn(file, argv, {
     cwd: ROOT,
     // ENGINE: exif unless the test asks otherwise (where COLMAP is installed the default would be colmap: minutes per project).
     env: { ...process.env, INSPECTION_PORT: '0', CLOUD_PORT: '0', STORAGE_PORT: '0', LOG_LEVEL: 'warn', ENGINE: 'exif', ...env },
@@ -46,4 +59,12 @@ export function startServerProcess(env: Record<string, string | undefined>, time
       reject(new Error(`server exited with ${code} before it was ready:\n${output}`));
     });
   });
+}
+
+/** A logged-in client for the demo account that the server's first start wrote to its data folder. */
+export async function demoClient(dataDir: string, server: ServerProcess): Promise<InspectionClient> {
+  const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'bootstrap-credentials.json'), 'utf8')) as DemoCredentials;
+  const client = new InspectionClient({ baseUrl: server.urls.inspection, apiKey: demo.api_key, organizationUuid: demo.organization_uuid });
+  await client.login(demo.username, demo.password);
+  return client;
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOption
 import type { Config } from '../../config.ts';
 import { ApiError } from './errors.ts';
 import type { LoginRateLimit } from './login-throttle.ts';
+import { checkingIntervalMs, defaultConnectionCaps } from './connection-limits.ts';
 
 export interface HttpEdgeOptions {
   /** The service's public base URL (pagination links), read per request: it is known after listen. */
@@ -19,6 +20,8 @@ export interface HttpEdgeOptions {
   keepAliveTimeoutSeconds?: number;
   /** Requests whose bodies are still arriving; one more answers 503 (0: no cap). */
   maxUnfinishedBodies?: number;
+  /** Connections held at once; one more is closed at once (connection-limits.ts; 0 or unset: no cap). */
+  maxConnections?: number;
   /** Throttling of the service's token call (login-throttle.ts). */
   loginRateLimit?: LoginRateLimit;
 }
@@ -30,6 +33,7 @@ export function edgeOptionsFrom(config: Config): Omit<HttpEdgeOptions, 'publicUr
     requestTimeoutSeconds: config.httpRequestTimeoutSeconds,
     keepAliveTimeoutSeconds: config.httpKeepAliveTimeoutSeconds,
     maxUnfinishedBodies: config.httpMaxUnfinishedBodies,
+    maxConnections: config.httpMaxConnections ?? defaultConnectionCaps().api,
     loginRateLimit: {
       perAddress: config.authRateLimitPerAddress,
       perAccount: config.authRateLimitPerAccount,
@@ -54,7 +58,7 @@ export function serverTimeouts(edge: HttpEdgeOptions): Pick<FastifyServerOptions
     trustProxy: (edge.trustProxy ?? false) as boolean | string[],
     // Node checks both timeouts only every connectionsCheckingInterval (default 30 s): check
     // often enough that a limit of a few seconds is kept to within a second or so.
-    http: { headersTimeout: headers, connectionsCheckingInterval: Math.max(250, Math.min(5_000, Math.floor(Math.min(headers, request || headers) / 4))) },
+    http: { headersTimeout: headers, connectionsCheckingInterval: checkingIntervalMs(headers, request) },
   };
 }
 

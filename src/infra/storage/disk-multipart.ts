@@ -182,13 +182,18 @@ export class DiskMultipartUploads {
     return dirs.length;
   }
 
-  private async uploadsUnder(bucket: string, prefix: string): Promise<string[]> {
-    const dirs: string[] = [];
+  /** The ids of the uploads in progress of keys under `prefix`. */
+  async idsUnder(bucket: string, prefix: string): Promise<string[]> {
+    const ids: string[] = [];
     for (const id of await readdir(this.uploadsDir).catch(() => [] as string[])) {
       const record = await this.readRecord(id);
-      if (record && record.bucket === bucket && record.key.startsWith(prefix)) dirs.push(path.join(this.uploadsDir, id));
+      if (record && record.bucket === bucket && record.key.startsWith(prefix)) ids.push(id);
     }
-    return dirs;
+    return ids;
+  }
+
+  private async uploadsUnder(bucket: string, prefix: string): Promise<string[]> {
+    return (await this.idsUnder(bucket, prefix)).map((id) => path.join(this.uploadsDir, id));
   }
 
   /** The upload's folder and record; NoSuchUpload unless it exists for this bucket and key. */

@@ -2,7 +2,9 @@
 // and a running S3-compatible endpoint that share one master key and one data folder.
 import { EmbeddedCredentialIssuer, type RootCredential } from './embedded-credentials.ts';
 import { LocalDiskObjectStore } from './local-disk-store.ts';
-import { createS3Endpoint, startS3Server, type RunningS3Server, type S3Endpoint, type S3Logger } from './s3-endpoint.ts';
+import { createS3Endpoint, type S3Endpoint, type S3Logger } from './s3-endpoint.ts';
+import { startS3Server, type RunningS3Server } from './s3-server.ts';
+import { defaultConnectionCaps, type ConnectionCaps } from '../http/connection-limits.ts';
 import { S3UrlPresigner } from './s3-presigner.ts';
 import type { PrefixLiveness } from './prefix-gate.ts';
 import type { AllowedOrigins } from './s3-cors.ts';
@@ -33,6 +35,17 @@ export interface EmbeddedS3Options {
   maxUploadSize?: number;
   /** Bytes allowed under one temporary credential's prefix (default: no quota). */
   prefixQuotaBytes?: number;
+  /** Multipart uploads in progress allowed under one temporary credential's prefix (default: no cap). */
+  maxOpenUploadsPerPrefix?: number;
+  /**
+   * Connections held at once, in all and per client address (s3-server.ts); default: from the
+   * process's open-file limit (connection-limits.ts). `{ max: 0 }`: no cap.
+   */
+  connections?: ConnectionCaps;
+  /** Time for a connection to send a request's headers (default 10 s). */
+  headersTimeoutMs?: number;
+  /** A request whose body stops arriving for this long is cut (default 60 s). */
+  bodyIdleTimeoutMs?: number;
   /** Leftovers of interrupted writes are removed after this long (default 1 hour). */
   tmpExpiryMs?: number;
   /** Multipart uploads are aborted this long after they started (default 7 days). */
@@ -84,6 +97,7 @@ export async function startEmbeddedS3(options: EmbeddedS3Options): Promise<Embed
     prefixCacheMs: options.prefixCacheMs,
     maxUploadSize: options.maxUploadSize,
     prefixQuotaBytes: options.prefixQuotaBytes,
+    maxOpenUploadsPerPrefix: options.maxOpenUploadsPerPrefix,
     corsOrigins: options.corsOrigins,
     sts: options.sts && { issuer, ...options.sts },
   });
@@ -93,7 +107,14 @@ export async function startEmbeddedS3(options: EmbeddedS3Options): Promise<Embed
   if (swept.tmpFiles || swept.uploads) options.logger.warn(swept, 'removed abandoned upload files (left by a crash or by clients that never finished)');
   let running: RunningS3Server;
   try {
-    running = await startS3Server(endpoint, { host: options.host, port: options.port });
+    running = await startS3Server(endpoint, {
+      host: options.host,
+      port: options.port,
+      connections: options.connections ?? defaultConnectionCaps().storage,
+      headersTimeoutMs: options.headersTimeoutMs,
+      bodyIdleTimeoutMs: options.bodyIdleTimeoutMs,
+      logger: options.logger,
+    });
   } catch (err) {
     await store.stopSweeping();
     throw err;

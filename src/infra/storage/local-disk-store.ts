@@ -308,6 +308,12 @@ export class LocalDiskObjectStore implements ObjectStore {
     await this.uploads.abort(bucket, key, uploadId);
   }
 
+  /** The ids of the multipart uploads in progress under the prefix (open-uploads-cap.ts). */
+  async multipartUploadIdsUnder(bucket: string, prefix: string): Promise<string[]> {
+    this.bucketDir(bucket);
+    return this.uploads.idsUnder(bucket, prefix);
+  }
+
   /**
    * Removes temp files (by last write) and multipart uploads (by start) abandoned by crashed
    * processes or vanished clients; the ages default to the store's expiry options.

@@ -10,8 +10,7 @@
 // With `sts`, a form POST to `/` signed for the "sts" service is STS AssumeRole (storage-sts.ts).
 // Secrets, signatures and session tokens are never logged (nor the query string that holds them).
 import { randomBytes } from 'node:crypto';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { CredentialResolver, CredentialScope } from './embedded-credentials.ts';
 import { assertValidKey } from './key-layout.ts';
@@ -23,6 +22,7 @@ import { errorXml } from './s3-xml.ts';
 import { verifySigV4, type VerifiedRequest } from './sigv4-verifier.ts';
 import { PrefixGate, type PrefixLiveness } from './prefix-gate.ts';
 import { UploadLimits, declaredBodySize, type Admission } from './upload-limits.ts';
+import { OpenUploadsCap } from './open-uploads-cap.ts';
 import { handleCors, type AllowedOrigins } from './s3-cors.ts';
 import { handleAssumeRole, isStsRequest, type StsOptions } from './storage-sts.ts';
 
@@ -52,6 +52,8 @@ export interface S3EndpointOptions {
   maxUploadSize?: number;
   /** Bytes allowed under one temporary credential's prefix (default: no quota). */
   prefixQuotaBytes?: number;
+  /** Multipart uploads in progress allowed under one temporary credential's prefix (default: no cap). */
+  maxOpenUploadsPerPrefix?: number;
   /** Web origins allowed to call the endpoint from a browser (s3-cors.ts); none: no CORS. */
   corsOrigins?: AllowedOrigins;
   /** STS AssumeRole for the root credential (storage-sts.ts); the `storage` command turns it on. */
@@ -122,15 +124,9 @@ function route(method: string, target: RequestTarget): Route {
       return { name: v2 ? 'ListObjectsV2' : 'ListObjects', access: { kind: 'list' }, run: (ctx) => ops.listObjects(ctx, v2 ? 2 : 1) };
     }
     if (method === 'POST' && has(target, 'delete')) return { name: 'DeleteObjects', access: { kind: 'per-key' }, run: ops.deleteObjects };
-    if (method === 'PUT') {
-      return {
-        name: 'CreateBucket',
-        access: { kind: 'root-only' },
-        run: () => {
-          throw new S3Error('BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded and you already own it.');
-        },
-      };
-    }
+    // CreateBucket: for a configured bucket, what S3 answers its owner (tools that create their
+    // bucket first go on); any other name is refused as not supported (it used to get NoSuchBucket).
+    if (method === 'PUT') return { name: 'CreateBucket', access: { kind: 'root-only' }, run: () => {} };
     throw new S3Error('MethodNotAllowed', 'The specified method is not allowed against this resource.');
   }
 
@@ -160,6 +156,13 @@ function route(method: string, target: RequestTarget): Route {
 }
 
 const FREES_SPACE = new Set(['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload']);
+const CLOSES_UPLOAD = new Set(['CompleteMultipartUpload', 'AbortMultipartUpload']);
+
+/** CreateBucket (root credential only): the buckets are the configured ones, none is made here. */
+function createBucket(store: LocalDiskObjectStore, bucket: string): never {
+  if (store.hasBucket(bucket)) throw new S3Error('BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded and you already own it.');
+  throw new S3Error('NotImplemented', `Creating buckets is not supported: this endpoint serves the buckets it is configured with (${store.bucketNames().join(', ')}); set STORAGE_BUCKET to choose it.`);
+}
 
 function accessDenied(): S3Error {
   return new S3Error('AccessDenied', 'Access Denied');
@@ -192,9 +195,13 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
   const now = options.now ?? Date.now;
   const startedAt = new Date(now());
   const gate = new PrefixGate({ isPrefixLive: options.isPrefixLive, cacheMs: options.prefixCacheMs, now });
-  // Credentials of a prefix deleted through this store stop at once, not after the cache delay.
-  store.onPrefixDeleted((bucket, prefix) => gate.forget(bucket, prefix));
   const limits = new UploadLimits({ maxUploadSize: options.maxUploadSize, prefixQuotaBytes: options.prefixQuotaBytes, now });
+  const openUploads = new OpenUploadsCap({ maxPerPrefix: options.maxOpenUploadsPerPrefix, now });
+  // Credentials of a prefix deleted through this store stop at once, not after the cache delay.
+  store.onPrefixDeleted((bucket, prefix) => {
+    gate.forget(bucket, prefix);
+    openUploads.forget(bucket, prefix);
+  });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
@@ -208,6 +215,7 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
     let resource = '/';
     let auth: VerifiedRequest | undefined;
     let admission: Admission | undefined;
+    let errorCode: string | undefined;
     try {
       if (options.sts && isStsRequest(method, req.url ?? '/', req)) {
         operation = 'AssumeRole';
@@ -229,6 +237,7 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
         return;
       }
       const bucket = target.bucket as string;
+      if (operation === 'CreateBucket') createBucket(store, bucket);
       if (!store.hasBucket(bucket)) throw new S3Error('NoSuchBucket', 'The specified bucket does not exist');
       if (chosen.access.kind === 'object') assertValidKey(chosen.access.key);
       if (scope.kind === 'prefix') await gate.assertLive(scope.bucket, scope.prefix);
@@ -259,14 +268,20 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
             throw err;
           }
         },
+        openUpload: (create) => (quotaPrefix !== undefined ? openUploads.open(store, bucket, quotaPrefix, create) : create()),
       });
       if (quotaPrefix !== undefined && FREES_SPACE.has(operation)) limits.forget(bucket, quotaPrefix);
+      if (quotaPrefix !== undefined && CLOSES_UPLOAD.has(operation)) openUploads.closed(bucket, quotaPrefix, queryValue(target.query, 'uploadId') ?? '');
     } catch (caught) {
       // A client that hangs up mid-upload is not a server fault.
       const clientGone = req.destroyed && !req.complete;
       const err = clientGone ? new S3Error('IncompleteBody', 'The request body terminated unexpectedly') : caught;
       sendError(req, res, method, err, resource, requestId);
-      if (toS3Error(err).status >= 500) logger.error({ err, requestId, operation }, 's3 request failed');
+      // A 501 is the client asking for what this endpoint does not do: the warn line below says
+      // so; no stack trace at error level.
+      const { status, code } = toS3Error(err);
+      errorCode = code;
+      if (status >= 500 && status !== 501) logger.error({ err, requestId, operation }, 's3 request failed');
     } finally {
       admission?.release();
       if (!req.complete) discardRemainingBody(req);
@@ -276,6 +291,7 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
         method,
         resource,
         status: res.statusCode,
+        code: errorCode,
         accessKeyId: auth?.credential.accessKeyId,
         ms: Math.round(performance.now() - started),
       };
@@ -318,40 +334,4 @@ function sendError(req: IncomingMessage, res: ServerResponse, method: string, er
   const body = Buffer.from(errorXml(error.code, error.message, resource, requestId), 'utf8');
   res.writeHead(error.status, { 'Content-Type': 'application/xml', 'Content-Length': body.length });
   res.end(body);
-}
-
-export interface RunningS3Server {
-  server: http.Server;
-  /** Base URL, e.g. "http://127.0.0.1:43567". */
-  url: string;
-  close(): Promise<void>;
-}
-
-/** Starts an http.Server for the endpoint (port 0 picks a free port). */
-export async function startS3Server(endpoint: S3Endpoint, listen: { host?: string; port?: number } = {}): Promise<RunningS3Server> {
-  const server = http.createServer(endpoint.handler);
-  server.on('checkContinue', endpoint.checkContinueHandler);
-  // Node's default 5-minute limit per request would cut large uploads on slow links.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  server.keepAliveTimeout = 5_000;
-  const host = listen.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(listen.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    server,
-    url: `http://${urlHost}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
 }

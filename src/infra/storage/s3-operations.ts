@@ -32,6 +32,8 @@ export interface S3Context {
    * thrown, so nothing outlives the deletion (prefix-gate.ts).
    */
   committed(bytes: number, undo: () => Promise<unknown>): Promise<void>;
+  /** Runs the creation of a multipart upload (returning its id) within the prefix's cap of open uploads (open-uploads-cap.ts). */
+  openUpload(create: () => Promise<string>): Promise<string>;
 }
 
 export type ObjectContext = S3Context & { key: string };
@@ -245,7 +247,7 @@ function uploadIdOf(ctx: S3Context): string {
 }
 
 export async function createMultipartUpload(ctx: ObjectContext): Promise<void> {
-  const { uploadId } = await ctx.store.createMultipartUpload(ctx.bucket, ctx.key, putOptions(ctx.req));
+  const uploadId = await ctx.openUpload(async () => (await ctx.store.createMultipartUpload(ctx.bucket, ctx.key, putOptions(ctx.req))).uploadId);
   await ctx.committed(0, () => ctx.store.abortMultipartUpload(ctx.bucket, ctx.key, uploadId));
   sendXml(ctx.res, 200, xmlDocument('InitiateMultipartUploadResult', { Bucket: ctx.bucket, Key: ctx.key, UploadId: uploadId }));
 }

@@ -10,6 +10,7 @@ import { readOrCreateKey, readOrCreateSecretFile } from '../auth/key-files.ts';
 import { prepareDataDir } from '../data-dir.ts';
 import type { RootCredential } from './embedded-credentials.ts';
 import { startEmbeddedS3, type EmbeddedS3 } from './embedded-s3.ts';
+import type { ConnectionCaps } from '../http/connection-limits.ts';
 
 export interface StorageProcessSettings {
   dataDir: string;
@@ -23,6 +24,12 @@ export interface StorageProcessSettings {
   stsMinDurationSeconds: number;
   corsOrigins: string[];
   multipartExpirySeconds: number;
+  /** Multipart uploads in progress allowed under one temporary credential's prefix (0: no cap). */
+  prefixMaxMultipartUploads: number;
+  /** Connections held at once, in all and per client address (connection-limits.ts). */
+  connections: ConnectionCaps;
+  /** Time for a connection to send a request's headers, seconds. */
+  headersTimeoutSeconds: number;
 }
 
 /** The configured root credential, or the one generated into the data folder on the first start. */
@@ -51,6 +58,9 @@ export async function startStorageProcess(settings: StorageProcessSettings, logg
     sts: { minDurationSeconds: settings.stsMinDurationSeconds, maxDurationSeconds: 12 * 3600 },
     corsOrigins: () => settings.corsOrigins,
     multipartExpiryMs: settings.multipartExpirySeconds ? settings.multipartExpirySeconds * 1000 : Infinity,
+    maxOpenUploadsPerPrefix: settings.prefixMaxMultipartUploads,
+    connections: settings.connections,
+    headersTimeoutMs: settings.headersTimeoutSeconds * 1000,
   });
   return Object.assign(s3, { rootFile: file });
 }
