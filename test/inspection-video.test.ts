@@ -1,8 +1,10 @@
 // Video input (`processing_parameters.is_video`, issue 12): a video uploaded instead of photos goes
 // through status 12 (frames extracted by ffmpeg, GPS from the DJI .SRT sidecar or the video's own
 // ISO 6709 place) into the normal pipeline; a broken video ends in 14 with its reason. The test
-// video is made here with ffmpeg from the lund photos, its .SRT from their EXIF GPS. Over real
-// HTTP, uploads with @aws-sdk/client-s3. Also the parsers and the EXIF writer on their own.
+// video is made with ffmpeg from the lund photos (helpers/video-fixtures.ts), its .SRT from their EXIF GPS. Over real
+// HTTP, uploads with @aws-sdk/client-s3. Also the parsers and the EXIF writer on their own, and the
+// streaming .SRT reader's limits (issue 27: hostile sidecars; their HTTP side in
+// inspection-video-hostile.test.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,20 +12,19 @@ import { promisify } from 'node:util';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { startTestSystem, tempDir, type TestSystem, type TestAccount } from './helpers/test-system.ts';
 import { requireTool } from './helpers/system-tools.ts';
 import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
 import { analyzeImage, openFileRangeReader } from '../src/shared/image-metadata/index.ts';
-import { parseDjiSrt, positionAt, localTimeAt } from '../src/inspection/video/srt-telemetry.ts';
+import { localTimeAt, MAX_TELEMETRY_BYTES, MAX_TELEMETRY_CUES, parseDjiSrt, positionAt, readDjiSrt } from '../src/inspection/video/srt-telemetry.ts';
 import { parseIso6709 } from '../src/inspection/video/iso6709.ts';
+import { FFMPEG, FFPROBE, LUND, lundPhotos, lundVideo } from './helpers/video-fixtures.ts';
 import { withFrameExif } from '../src/inspection/video/frame-exif.ts';
 import { frameInterval, MAX_FRAMES, MIN_FRAMES } from '../src/inspection/video/frame-spacing.ts';
 import { pairVideoInputs } from '../src/inspection/video/video-inputs.ts';
 
 const run = promisify(execFile);
-const FFMPEG = '/usr/bin/ffmpeg';
-const FFPROBE = '/usr/bin/ffprobe';
-const LUND = path.join(import.meta.dirname, 'fixtures', 'lund', 'images');
 /** Photos in the test video, each shown for SECONDS_PER_PHOTO. */
 const PHOTOS = 8;
 const SECONDS_PER_PHOTO = 0.5;
@@ -150,6 +151,59 @@ describe('video input: parsers and the frame EXIF', () => {
   });
 });
 
+const cue = (i: number, extra = '') => `${i + 1}\r\n00:00:${String(i).padStart(2, '0')},000 --> 00:00:${String(i).padStart(2, '0')},500\r\n${extra}[latitude: 55.${i}] [longitude: 13.${i}] [rel_alt: 1.0 abs_alt: 40.${i}]`;
+
+describe('video input: the .SRT reader on hostile and large files', () => {
+  it('skips over-long lines and reads the cues around them (CRLF, a BOM, a break between chunks)', async () => {
+    const text = `\uFEFF${cue(0)}\r\n\r\n${cue(1, `${'9'.repeat(100_000)}\r\n`)}\r\n\r\n${cue(2)}\r\n`;
+    assert.deepEqual(
+      parseDjiSrt(text).map((s) => [s.t, s.latitude, s.longitude, s.altitude]),
+      [
+        [0, 55.0, 13.0, 40.0],
+        [1, 55.1, 13.1, 40.1],
+        [2, 55.2, 13.2, 40.2],
+      ],
+    );
+    const bytes = Buffer.from(text);
+    const split = [bytes.subarray(0, 3), bytes.subarray(3, bytes.indexOf('\r\n') + 1), bytes.subarray(bytes.indexOf('\r\n') + 1)];
+    const reading = await readDjiSrt(Readable.from(split));
+    assert.deepEqual([reading.samples.length, reading.overlongLines, reading.refusal], [3, 1, null]);
+  });
+
+  it(`refuses more than ${MAX_TELEMETRY_BYTES / 1024 ** 2} MB and more than ${MAX_TELEMETRY_CUES} positioned cues, without reading on`, async () => {
+    let served = 0;
+    const endless = Readable.from(
+      (function* () {
+        for (;;) {
+          served += 1024 ** 2;
+          yield Buffer.alloc(1024 ** 2, 0x31);
+        }
+      })(),
+    );
+    const large = await readDjiSrt(endless);
+    assert.match(large.refusal ?? '', /is larger than 64 MB/);
+    // The stream is endless: that the reader returned at all is the point (Readable.from reads 16 chunks ahead).
+    assert.ok(served <= MAX_TELEMETRY_BYTES + 17 * 1024 ** 2, `left soon after the limit (${served} bytes served)`);
+
+    const tiny = (i: number) => `${Math.floor(i / 3600)}:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')},000 -->\nGPS(13.1,55.1)\n\n`;
+    const many = await readDjiSrt(Readable.from(Array.from({ length: MAX_TELEMETRY_CUES + 1 }, (_, i) => Buffer.from(tiny(i)))));
+    assert.match(many.refusal ?? '', /more than 250,000 positioned cues/);
+  });
+
+  it('lets the event loop run while it parses a large file', async () => {
+    const text = Array.from({ length: 40_000 }, (_, i) => cue(i % 60)).join('\r\n\r\n');
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 1);
+    try {
+      const reading = await readDjiSrt(Readable.from([Buffer.from(text)])); // one 4.5 MB chunk
+      assert.equal(reading.samples.length, 40_000);
+    } finally {
+      clearInterval(ticker);
+    }
+    assert.ok(turns > 0, 'timers ran during the parse');
+  });
+});
+
 describe('video input: through HTTP', () => {
   let system: TestSystem | undefined;
   let account: TestAccount;
@@ -166,14 +220,9 @@ describe('video input: through HTTP', () => {
     gate = path.join(folder, 'gate');
     const gated = path.join(folder, 'ffmpeg-gated');
     fs.writeFileSync(gated, `#!/bin/sh\nwhile [ ! -e '${gate}' ]; do sleep 0.05; done\nexec ${FFMPEG} "$@"\n`, { mode: 0o755 });
-    const photos = fs.readdirSync(LUND).filter((f) => f.endsWith('.jpg')).sort().slice(0, PHOTOS);
-    fixes = await Promise.all(photos.map((f) => exifOf(path.join(LUND, f))));
-    photos.forEach((f, i) => fs.copyFileSync(path.join(LUND, f), path.join(folder, `photo${i}.jpg`)));
-    const encode = ['-nostdin', '-loglevel', 'error', '-framerate', String(1 / SECONDS_PER_PHOTO), '-i', path.join(folder, 'photo%d.jpg'), '-vf', 'scale=320:240,fps=10', '-c:v', 'libx264', '-pix_fmt', 'yuv420p'];
-    await run(FFMPEG, [...encode, '-y', path.join(folder, 'flight.mp4')]);
-    await run(FFMPEG, [...encode, '-metadata', 'location=+55.6982+013.1953+037.000/', '-y', path.join(folder, 'phone.mov')]);
-    video = fs.readFileSync(path.join(folder, 'flight.mp4'));
-    videoWithPlace = fs.readFileSync(path.join(folder, 'phone.mov'));
+    fixes = await Promise.all(lundPhotos(PHOTOS).map((f) => exifOf(path.join(LUND, f))));
+    video = await lundVideo({ photos: PHOTOS, secondsPerPhoto: SECONDS_PER_PHOTO, extension: '.mp4' });
+    videoWithPlace = await lundVideo({ photos: PHOTOS, secondsPerPhoto: SECONDS_PER_PHOTO, extension: '.mov', location: '+55.6982+013.1953+037.000/' });
     system = await startTestSystem({ ffmpegBinary: gated, ffprobeBinary: FFPROBE });
     account = await system.newAccount({ projects: 5 });
   });
