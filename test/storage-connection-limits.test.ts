@@ -16,7 +16,7 @@ import { Sha256 } from '../src/infra/storage/sigv4-common.ts';
 import { openIdleConnections, type Flood } from './helpers/connection-flood.ts';
 import { waitFor } from './helpers/inspection-fixtures.ts';
 import { demoClient, startServerProcess, type ServerProcess } from './helpers/server-process.ts';
-import { tempDir } from './helpers/test-system.ts';
+import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
 
 const BUCKET = 'inspections';
 
@@ -126,6 +126,25 @@ describe('S3 endpoint timeouts for connections that send nothing (issue 27, find
     floods.push(stalled);
     stalled.sockets[0].write(`PUT ${url.pathname} HTTP/1.1\r\n${head}\r\n` + 'x'.repeat(1000));
     await stalled.closedCount(1, 8_000); // old code: held for as long as the client likes
+  });
+});
+
+describe('the API servers cap their connections too (HTTP_MAX_CONNECTIONS)', () => {
+  let system: TestSystem;
+  before(async () => {
+    system = await startTestSystem({ httpMaxConnections: 5 });
+  });
+  after(() => system?.stop());
+
+  it('closes at once the connections beyond the cap; new ones are served once the crowd leaves', async () => {
+    const crowd = await openIdleConnections(Number(new URL(system.urls.inspection).port), 8);
+    try {
+      await crowd.closedCount(3, 5_000); // old code: no cap, all eight held
+      assert.equal(crowd.open().length, 5);
+    } finally {
+      await crowd.end();
+    }
+    await waitFor('the inspection API to answer again', async () => (await fetch(`${system.urls.inspection}/v1/openapi.json`).catch(() => undefined))?.status === 200, 10_000);
   });
 });
 
