@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { ENGINE_NAMES } from './cloud/processing/engines.ts';
 import { defaultEngineName, findsExecutable, type ExecutableProbe } from './cloud/processing/engine-default.ts';
+import { DEFAULT_IMAGE_LIMITS } from './shared/images/image-limits.ts';
 
 export interface Config {
   /** Folder for the embedded database, the embedded object store, secrets and e-mails. */
@@ -67,6 +68,9 @@ export interface Config {
   /** Inspection service, is_video inspections: the ffmpeg and ffprobe executables (frame extraction). */
   ffmpegBinary: string;
   ffprobeBinary: string;
+  /** Inspection service and engines: largest photo file read into memory and largest photo decoded (shared/images/image-limits.ts). */
+  imageMaxBytes: number;
+  imageMaxPixels: number;
   /** nodeodm engine: base URL of the NodeODM (or ClusterODM) node, and its optional token. */
   nodeodmUrl: string | undefined;
   nodeodmToken: string | undefined;
@@ -319,6 +323,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     ffmpegBinary: v.string('FFMPEG_BINARY') ?? 'ffmpeg',
     // ffprobe ships with ffmpeg: beside FFMPEG_BINARY when that is a path.
     ffprobeBinary: v.string('FFPROBE_BINARY') ?? (v.string('FFMPEG_BINARY')?.includes('/') ? path.join(path.dirname(v.string('FFMPEG_BINARY')!), 'ffprobe') : 'ffprobe'),
+    imageMaxBytes: v.int('IMAGE_MAX_BYTES', DEFAULT_IMAGE_LIMITS.maxBytes, { min: 1024 }),
+    imageMaxPixels: v.int('IMAGE_MAX_PIXELS', DEFAULT_IMAGE_LIMITS.maxPixels, { min: 1 }),
     nodeodmUrl: v.url('NODEODM_URL', http),
     nodeodmToken: v.string('NODEODM_TOKEN'),
     nodeodmPollSeconds: seconds('NODEODM_POLL_SECONDS', 5, 1),

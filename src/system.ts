@@ -162,6 +162,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       processingBackendEngines: config.processingBackendEngines,
       publicUrl: () => urls.inspection,
       video: { ffmpegBinary: config.ffmpegBinary, ffprobeBinary: config.ffprobeBinary, workDir: config.engineWorkDir ?? path.join(config.dataDir, 'work') },
+      imageLimits: { maxBytes: config.imageMaxBytes, maxPixels: config.imageMaxPixels },
     });
 
     if (role === 'serve' && config.bootstrapDemo) await bootstrapDemo(config.dataDir, { cloud, inspection, logger });

@@ -41,6 +41,8 @@ import type { FileStore } from './storage/inspection-files.ts';
 import { ProcessingStatusService } from './processing-status/processing-status.service.ts';
 import { PreviewService } from './previews/preview.service.ts';
 import { RustAnalysis } from './rust/rust-analysis.ts';
+import { ImageReader } from '../shared/images/image-reader.ts';
+import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from '../shared/images/image-limits.ts';
 import { consoleCspDirectives, registerConsole, type ConsoleOptions } from './console/console.routes.ts';
 import { VideoFrameExtractor, type VideoToolsOptions } from './video/video-extraction.ts';
 
@@ -64,6 +66,8 @@ export interface InspectionModuleOptions {
   publicUrl?: () => string | undefined;
   /** is_video inspections: ffmpeg, ffprobe and the work folder of frame extraction (default: on the PATH, the OS temp folder). */
   video?: VideoToolsOptions;
+  /** Largest photo file read and photo decoded (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS; default DEFAULT_IMAGE_LIMITS). */
+  imageLimits?: ImageLimits;
 }
 
 export interface ServerErrorRecord {
@@ -100,6 +104,8 @@ export class InspectionModule {
   readonly processingStatus: ProcessingStatusService;
   readonly previews: PreviewService;
   readonly rust: RustAnalysis;
+  /** Photos read for decoding (previews, rust analysis, report crops) under the image limits, refusals remembered. */
+  readonly images: ImageReader;
   /** 5xx answers of the HTTP server (the last 100): none should ever be caused by a client. */
   readonly serverErrors: ServerErrorRecord[] = [];
 
@@ -108,6 +114,7 @@ export class InspectionModule {
     const logger = options.logger.child({ service: 'inspection' });
     const jobs = options.jobs;
     const files: FileStore = { store: options.store, bucket: options.bucket };
+    const images = (this.images = new ImageReader(options.store, options.imageLimits ?? DEFAULT_IMAGE_LIMITS));
     this.cloud = new CloudClient({
       baseUrl: options.cloudUrl,
       clientId: options.cloudClientId,
@@ -124,22 +131,22 @@ export class InspectionModule {
     this.allowance = new AllowanceService(this.db);
     this.pipeline = new InspectionPipeline(this.db, rows, this.cloud, jobs, files, logger, options.processingBackendEngines);
     this.videoFrames = new VideoFrameExtractor(this.db, rows, this.cloud, jobs, files, logger, options.video ?? { ffmpegBinary: 'ffmpeg', ffprobeBinary: 'ffprobe', workDir: os.tmpdir() });
-    this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications);
+    this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications, { reader: images, bucket: options.bucket });
     this.accounts = new AccountAdmin(this.db, (id) => this.auth.forgetApiKey(id));
     this.deletion = new DeletionService(this.db, rows, access, this.cloud, jobs, files, logger);
     this.retries = new RetryService(this.db, rows, access, this.pipeline, this.cloud, this.allowance, jobs, options.store, logger);
     const pointClouds = new StoredPointClouds(files); // one cache for coords_3d and measurement volumes
     const locator = new PointCloudLocator(files, pointClouds);
     this.annotations = new AnnotationService(this.db, rows, access, locator);
-    this.rust = new RustAnalysis(this.db, rows, this.annotations, this.cloud, files, locator, logger);
+    this.rust = new RustAnalysis(this.db, rows, this.annotations, this.cloud, images, locator, logger);
     this.measurements = new MeasurementService(this.db, access, pointClouds);
     this.extras = new ExtrasService(this.db, access);
     this.outputs = new OutputService(access, this.cloud, files);
     this.processingStatus = new ProcessingStatusService(access, this.cloud);
-    this.previews = new PreviewService(this.db, access, files);
+    this.previews = new PreviewService(this.db, access, files, images);
     this.inventory = new InventoryService(this.db, access);
     this.inputs = new InputsZipService(this.db, rows, access, this.cloud, files, jobs, this.notifications, logger);
-    this.reports = new ReportService(this.db, rows, access, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger, this.shareTokens);
+    this.reports = new ReportService(this.db, rows, access, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger, this.shareTokens, images);
     const handlers: JobHandlers<InspectionJobs> = {
       // One at a time: ffmpeg decodes the whole video, CPU-bound; hours for the longest (ffmpeg's own limit is shorter).
       'inspection.extract-video': { handler: ({ inspectionId }) => this.videoFrames.extract(inspectionId), concurrency: 1, expireInSeconds: 6 * 3600 },

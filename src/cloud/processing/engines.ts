@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Config } from '../../config.ts';
 import type { EngineInput, EngineResult, PhotogrammetryEngine } from './engine.ts';
 import { ExifEngine } from './exif-engine.ts';
+import type { ImageLimits } from '../../shared/images/image-limits.ts';
 
 /** Every engine this code base has. */
 export const ENGINE_NAMES = ['exif', 'colmap', 'nodeodm'] as const;
@@ -23,6 +24,8 @@ export interface EngineSettings {
   nodeodmPollSeconds: number;
   /** JSON object of extra ODM options. */
   nodeodmOptions: string | undefined;
+  /** Largest image file read into memory and largest image decoded (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS): the project thumbnails. */
+  imageLimits: ImageLimits;
 }
 
 export function engineSettingsFrom(config: Config): EngineSettings {
@@ -34,6 +37,7 @@ export function engineSettingsFrom(config: Config): EngineSettings {
     nodeodmToken: config.nodeodmToken,
     nodeodmPollSeconds: config.nodeodmPollSeconds,
     nodeodmOptions: config.nodeodmOptions,
+    imageLimits: { maxBytes: config.imageMaxBytes, maxPixels: config.imageMaxPixels },
   };
 }
 
@@ -63,9 +67,9 @@ export function createEngines(defaultName: string, extra: readonly string[], opt
 export function createEngine(name: string, options: { simulatedSeconds: number } & Partial<EngineSettings>): PhotogrammetryEngine {
   switch (name) {
     case 'exif':
-      return new ExifEngine(options.simulatedSeconds);
+      return new ExifEngine(options.simulatedSeconds, options.imageLimits);
     case 'colmap': {
-      const settings = { binary: options.colmapBinary, workDir: options.workDir ?? path.resolve('data', 'work'), timeLimitSeconds: options.timeLimitSeconds };
+      const settings = { binary: options.colmapBinary, workDir: options.workDir ?? path.resolve('data', 'work'), timeLimitSeconds: options.timeLimitSeconds, imageMaxPixels: options.imageLimits?.maxPixels };
       return lazyEngine('colmap', async () => new (await import('./colmap/colmap-engine.ts')).ColmapEngine(settings));
     }
     case 'nodeodm': {

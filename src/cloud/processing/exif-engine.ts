@@ -5,6 +5,8 @@
 // of the first image). Point cloud, mesh, DSM and orthophoto are listed as not available. It exists
 // so that the whole flow runs on any machine; the COLMAP and NodeODM engines do real reconstruction.
 import { loadSharp } from '../../shared/images/load-sharp.ts';
+import { readImageBody } from '../../shared/images/bounded-read.ts';
+import { bytesRefusal, DEFAULT_IMAGE_LIMITS, type ImageLimits } from '../../shared/images/image-limits.ts';
 import { describeCrs, projectorFor } from '../coordinate-systems/crs.ts';
 import type { EngineInput, EngineResult, PhotogrammetryEngine } from './engine.ts';
 
@@ -14,8 +16,14 @@ const THUMB_SIZE = 256;
 export class ExifEngine implements PhotogrammetryEngine {
   readonly name = 'exif';
 
-  /** @param simulatedSeconds least run time, a test knob like NodeODM's --test_seconds. */
-  constructor(private readonly simulatedSeconds = 0) {}
+  /**
+   * @param simulatedSeconds least run time, a test knob like NodeODM's --test_seconds.
+   * @param imageLimits the thumbnail's image: largest file read, largest decoded (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS).
+   */
+  constructor(
+    private readonly simulatedSeconds = 0,
+    private readonly imageLimits: ImageLimits = DEFAULT_IMAGE_LIMITS,
+  ) {}
 
   async run(input: EngineInput): Promise<EngineResult> {
     const started = Date.now();
@@ -76,25 +84,31 @@ export class ExifEngine implements PhotogrammetryEngine {
       ],
       notAvailable: [
         ...(['point_cloud', '3d_mesh_obj_zip', 'dsm', 'ortho_rgb'] as const).map((outputType) => ({ outputType, reason: NOT_RECONSTRUCTED })),
-        ...(thumb ? [] : [{ outputType: 'project_thumb' as const, reason: 'The first image could not be decoded.' }]),
+        ...(thumb ? [] : [{ outputType: 'project_thumb' as const, reason: 'The first image could not be decoded, or is over the image limits (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS).' }]),
       ],
     };
   }
 
-  /** A JPEG at most THUMB_SIZE pixels wide and high, upright; null when the image cannot be decoded. */
+  /**
+   * A JPEG at most THUMB_SIZE pixels wide and high, upright; null when the image cannot be decoded
+   * or is over the image limits. The file is read within the byte limit (a stream piped into sharp
+   * would be gathered whole in memory, then copied once more); its decoding within the pixel limit.
+   */
   private async thumbnail(input: EngineInput, key: string): Promise<Buffer | null> {
-    const { body } = await input.store.getObject(input.bucket, key);
-    const sharp = await loadSharp();
-    const transformer = sharp({ limitInputPixels: 400_000_000 })
-      .rotate()
-      .resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true })
-      .jpeg({ quality: 80 });
-    body.on('error', (err) => transformer.destroy(err));
-    body.pipe(transformer);
-    try {
-      return await transformer.toBuffer();
-    } catch {
+    const { info, body } = await input.store.getObject(input.bucket, key);
+    if (bytesRefusal(info.size, this.imageLimits)) {
       body.destroy();
+      return null;
+    }
+    try {
+      const photo = await readImageBody(body, info.size, this.imageLimits);
+      const sharp = await loadSharp();
+      return await sharp(photo, { limitInputPixels: this.imageLimits.maxPixels })
+        .rotate()
+        .resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true })
+        .jpeg({ quality: 80 })
+        .toBuffer();
+    } catch {
       return null;
     }
   }

@@ -23,6 +23,7 @@ import type { WindowedSource } from '../http/lists.ts';
 import { normalizeInspectionDate } from './inspection-date.ts';
 import { inventoryUnavailableStatuses, refuseAntennaDetection } from '../inventory/antenna-detection.ts';
 import { videoProcessRefusal, videoRegistrationRefusal } from '../video/video-inputs.ts';
+import type { ImageReader } from '../../shared/images/image-reader.ts';
 
 export const DEFAULT_PROCESSING_PARAMETERS: ProcessingParameters = { generate_point_cloud: true };
 export const MAX_KEYS_PER_REGISTER_CALL = 500;
@@ -67,6 +68,8 @@ export class InspectionService {
     private readonly allowance: AllowanceService,
     private readonly pipeline: InspectionPipeline,
     private readonly notifications: NotificationService,
+    /** The registered photos' sizes are checked against the image limits in the shared store (the cloud projects' bucket). */
+    private readonly photos: { reader: ImageReader; bucket: string },
   ) {}
 
   async create(auth: AuthContext, input: CreateInspectionInput): Promise<InspectionRecord> {
@@ -218,6 +221,16 @@ export class InspectionService {
     // is_video: videos and their telemetry sidecars instead of photos (video/video-inputs.ts).
     const notVideo = inspection.processing_parameters.is_video ? videoRegistrationRefusal(unique) : null;
     if (notVideo) throw ValidationError.field('image_keys', notVideo);
+    // Photos are decoded from memory (previews, rust analysis, report crops): a file over
+    // IMAGE_MAX_BYTES is refused here, and again before each read (shared/images/image-reader.ts).
+    // Videos are read from disk by ffmpeg and are not held to it.
+    if (!inspection.processing_parameters.is_video) {
+      const oversized = await this.photos.reader.oversized(this.photos.bucket, unique);
+      if (oversized.length > 0) {
+        const named = oversized.slice(0, 5).map((o) => `${o.key}: ${o.reason}`).join('; ');
+        throw ValidationError.field('image_keys', `Images too large to register: ${named}${oversized.length > 5 ? `; and ${oversized.length - 5} more` : ''}.`);
+      }
+    }
     await this.cloud.registerInputs(this.projectOf(inspection), unique); // checks presence in storage
     return this.db.transaction().execute(async (trx) => {
       const locked = await this.inspections.lock(trx, inspection.id);

@@ -23,11 +23,13 @@ export function registerPreviewRoutes(r: HttpServer, deps: InspectionRouteDeps):
       schema: {
         tags: ['results'],
         summary: 'A preview of a camera photo (not in the spec: the web console needs small thumbnails, never the originals)',
-        description: 'Made by the server once (EXIF orientation applied, JPEG) and kept, so that a client never downloads a 5–10 MB original to draw a thumbnail. `photo_id` is the camera\'s; before processing there are no cameras, hence 404.',
+        description:
+          'Made by the server once (EXIF orientation applied, JPEG) and kept, so that a client never downloads a 5–10 MB original to draw a thumbnail. `photo_id` is the camera\'s; before processing there are no cameras, hence 404. ' +
+          'A photo over the image limits (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS) or that cannot be decoded has no preview of any size: 422 `image_too_large` or `image_unreadable` with the reason in `detail`.',
         headers: S.AuthHeaders,
         params: PreviewParams,
         querystring: PreviewQuery,
-        response: { 200: PreviewRecord, ...S.errorResponses },
+        response: { 200: PreviewRecord, ...S.errorResponses, 422: S.ErrorBody },
       },
     },
     async (request) => deps.previews.preview(request.auth, request.params.id, request.params.photo_id, request.query.size ?? 'thumb'),

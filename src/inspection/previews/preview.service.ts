@@ -7,8 +7,13 @@
 // grid scrolling into view cannot start dozens of decodes of large photos together.
 // Photo ids are cameras' (inspection.cameras.id): registered images have no id of their own (their
 // key is their identity), so before processing has made cameras there is nothing to preview.
-import { buffer } from 'node:stream/consumers';
+// A photo over the image limits (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS) or that cannot be decoded has
+// no preview of any size: 422 with the reason, remembered by the ImageReader (shared/images), so
+// that later requests neither read nor decode it again (issue 27, findings 8 and 9).
 import { loadSharp } from '../../shared/images/load-sharp.ts';
+import { ImageRefused } from '../../shared/images/image-limits.ts';
+import type { ImageReader } from '../../shared/images/image-reader.ts';
+import { StorageError } from '../../infra/storage/object-store.ts';
 import type { Kysely } from 'kysely';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
@@ -19,8 +24,6 @@ import { ApiError, notFound } from '../../infra/http/errors.ts';
 export const PREVIEW_SIZES = { thumb: 320, large: 2048 } as const;
 export type PreviewSize = keyof typeof PREVIEW_SIZES | 'original';
 const PREVIEW_BUILDS = 2;
-/** Bytes read to learn an image's size without downloading it: JPEG headers sit at the start. */
-const HEADER_BYTES = 256 * 1024;
 /** Sizes remembered per process (a few dozen bytes each; bounded so a long-lived server does not grow). */
 const MAX_REMEMBERED_SIZES = 20_000;
 
@@ -46,6 +49,7 @@ export class PreviewService {
     private readonly db: Kysely<InspectionTables>,
     private readonly access: InspectionAccess,
     private readonly files: FileStore,
+    private readonly images: ImageReader,
   ) {}
 
   async preview(auth: AuthContext, inspectionId: number, photoId: number, size: PreviewSize): Promise<Preview> {
@@ -61,10 +65,9 @@ export class PreviewService {
     const key = size === 'original' ? camera.image_key : inspectionFiles.photoPreview(inspection.id, photoId, size);
     let dimensions = this.sizes.get(key);
     if (!dimensions) {
-      const stored = await this.files.store.headObject(bucket, key);
-      if (stored) dimensions = await this.readDimensions(key, stored.size);
-      else if (size === 'original') throw notFound(`The photo file of photo ${photoId}`);
-      else dimensions = await this.buildOnce(key, () => this.build(camera.image_key, key, PREVIEW_SIZES[size]));
+      dimensions = await this.dimensionsOf(camera.image_key, key, size).catch((err: unknown) => {
+        throw previewError(err, photoId);
+      });
       this.remember(key, dimensions);
     }
     return { url: await this.files.store.presignGetUrl(bucket, key, DOWNLOAD_URL_TTL_SECONDS), size, ...dimensions };
@@ -75,13 +78,10 @@ export class PreviewService {
     this.sizes.set(key, dimensions);
   }
 
-  /** The displayed size of a stored JPEG from its first bytes (a kept preview after a restart, or an original). */
-  private async readDimensions(key: string, byteSize: number): Promise<{ width: number; height: number }> {
-    const end = Math.max(0, Math.min(byteSize, HEADER_BYTES) - 1);
-    const { body } = await this.files.store.getObject(this.files.bucket, key, { start: 0, end });
-    const sharp = await loadSharp();
-    const meta = await sharp(await buffer(body), { failOn: 'none' }).metadata();
-    return { width: meta.autoOrient.width, height: meta.autoOrient.height };
+  /** The displayed size of the original, or of a kept preview (after a restart), read from its header; else the preview built. */
+  private async dimensionsOf(imageKey: string, key: string, size: PreviewSize): Promise<{ width: number; height: number }> {
+    if (size === 'original' || (await this.files.store.headObject(this.files.bucket, key))) return this.images.dimensions(this.files.bucket, key);
+    return this.buildOnce(key, () => this.build(imageKey, key, PREVIEW_SIZES[size]));
   }
 
   private buildOnce(key: string, build: () => Promise<{ width: number; height: number }>): Promise<{ width: number; height: number }> {
@@ -106,16 +106,25 @@ export class PreviewService {
   }
 
   private async build(imageKey: string, previewKey: string, longestSide: number): Promise<{ width: number; height: number }> {
-    const { body } = await this.files.store.getObject(this.files.bucket, imageKey);
-    const photo = await buffer(body);
+    const photo = await this.images.read(this.files.bucket, imageKey);
     const sharp = await loadSharp();
-    const { data, info } = await sharp(photo, { failOn: 'none' })
+    const { data, info } = await sharp(photo.bytes, { failOn: 'none', ...this.images.decodeOptions })
       .autoOrient()
       .resize({ width: longestSide, height: longestSide, fit: 'inside', withoutEnlargement: true })
       .jpeg({ quality: longestSide <= 320 ? 72 : 85, mozjpeg: false })
-      .toBuffer({ resolveWithObject: true });
+      .toBuffer({ resolveWithObject: true })
+      .catch((err: unknown) => {
+        throw this.images.refuse(this.files.bucket, imageKey, photo.etag, err);
+      });
     await this.files.store.putObject(this.files.bucket, previewKey, data, { contentType: 'image/jpeg' });
     this.built++;
     return { width: info.width, height: info.height };
   }
+}
+
+/** A refused photo: 422 with the reason (CONTRACT's error format); a photo file gone: 404. */
+function previewError(err: unknown, photoId: number): unknown {
+  if (err instanceof ImageRefused) return new ApiError(422, err.code, `Photo ${photoId} has no preview: ${err.reason}.`);
+  if (err instanceof StorageError && err.code === 'NoSuchKey') return notFound(`The photo file of photo ${photoId}`);
+  return err;
 }

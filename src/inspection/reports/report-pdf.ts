@@ -6,8 +6,10 @@
 // pdfkit (with its font machinery, ~30 MB of a process's memory) is loaded on the first report, not
 // at start: most processes never draw one (bench/README.md, "Memory").
 import type { ReportAnnotation, ReportData } from './report-data.ts';
+import type { Crop } from './photo-crops.ts';
 
-export type CropSource = (annotation: ReportAnnotation) => Promise<{ jpeg: Buffer; width: number; height: number } | null>;
+/** An annotation's crop (photo-crops.ts), or why there is none; null: the annotation has no photo. */
+export type CropSource = (annotation: ReportAnnotation) => Promise<Crop | null>;
 
 const SEVERITY = ['None', 'Very low', 'Low', 'Medium', 'High', 'Critical'];
 const CROP_MAX_HEIGHT = 280;
@@ -89,7 +91,8 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
       field('By severity', [...levels, `${SEVERITY[0]} ${summary.other}`].join(', '));
     }
     for (const annotation of data.annotations) {
-      const crop = await crops(annotation).catch(() => null);
+      const found = await crops(annotation).catch(() => null);
+      const crop = found && 'jpeg' in found ? found : null;
       const scale = crop ? Math.min(width / crop.width, CROP_MAX_HEIGHT / crop.height, 1) : 0;
       const imageHeight = crop ? crop.height * scale : 14;
       ensureSpace(imageHeight + 90);
@@ -109,7 +112,8 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
         doc.image(crop.jpeg, left, y, { width: crop.width * scale, height: crop.height * scale });
         doc.y = y + crop.height * scale + 6;
       } else {
-        doc.fillColor('#888888').text('(photo not available)', left).fillColor('black');
+        const why = found && 'unavailable' in found ? `: ${found.unavailable}` : '';
+        doc.fillColor('#888888').text(latin(`(photo not available${why})`), left).fillColor('black');
       }
       doc.fontSize(10);
     }

@@ -7,7 +7,6 @@
 // for the user who asked (auth/share-tokens.ts) and prints its link: only the token's hash is
 // kept, so a link cannot be printed again; a failed build revokes its token. Older reports' tokens
 // stay valid until revoked (DELETE …/share_tokens/{id}/): a report already sent keeps working.
-import { buffer } from 'node:stream/consumers';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { InspectionRow, InspectionTables, ReportOptions } from '../inspection.tables.ts';
@@ -29,9 +28,7 @@ import { rectangleOf } from '../annotations/annotation-data.ts';
 import { reportOptions } from './report-options.ts';
 import { isDatabaseUnavailable } from '../../infra/database/connection-errors.ts';
 import type { NewShareToken, ShareTokenService } from '../auth/share-tokens.ts';
-
-/** Photos larger than this are not read into memory for a crop. */
-const MAX_PHOTO_BYTES = 200 * 1024 * 1024;
+import type { ImageReader } from '../../shared/images/image-reader.ts';
 
 export class ReportService {
   constructor(
@@ -46,6 +43,7 @@ export class ReportService {
     private readonly jobs: JobQueue,
     private readonly logger: Logger,
     private readonly shareTokens: ShareTokenService,
+    private readonly images: ImageReader,
   ) {}
 
   async request(auth: AuthContext, id: number, body: Partial<ReportOptions> | undefined): Promise<Record<string, never>> {
@@ -106,12 +104,8 @@ export class ReportService {
     const crop = async (annotation: ReportAnnotation) => {
       const camera = cameras.get(annotation.photo.photo_id);
       if (!camera) return null;
-      const object = await this.files.store.getObject(photoBucket, camera.image_key);
-      if (object.info.size > MAX_PHOTO_BYTES) {
-        object.body.destroy();
-        return null;
-      }
-      return annotatedCrop(await buffer(object.body), rectangleOf(annotation.coords_2d));
+      // Within the image limits, or the reason in its place (photo-crops.ts).
+      return annotatedCrop(this.images, photoBucket, camera.image_key, rectangleOf(annotation.coords_2d));
     };
     const doc = await createReportDocument(data);
     const upload = this.files.store.putObject(this.files.bucket, keys.pdf, doc, { contentType: 'application/pdf' });

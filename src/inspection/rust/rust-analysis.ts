@@ -10,10 +10,11 @@
 // calibration, its coords_3d (annotations/coords-3d.ts, as `?coords_3d=true` computes it).
 // -> 13 Completed, the annotations written in the same transaction (a crash before leaves none,
 // and the job, retried, starts again); or 14 Error when no photo could be analysed.
-// A photo that cannot be decoded, or that is gone from storage, is skipped: the others are still
-// worth analysing. It is named with its reason in `additional_statuses.rust_reason`, on 13 too.
-// Other storage errors fail the job for pg-boss to retry it.
-import { buffer } from 'node:stream/consumers';
+// A photo that cannot be decoded, that is over the image limits (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS:
+// shared/images, read through the ImageReader, never whole beyond them), or that is gone from
+// storage, is skipped: the others are still worth analysing. It is named with its reason in
+// `additional_statuses.rust_reason`, on 13 too. Other storage errors fail the job for pg-boss to
+// retry it.
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { CameraRow, InspectionRow, InspectionTables } from '../inspection.tables.ts';
@@ -22,10 +23,11 @@ import type { InspectionRepository } from '../inspections/inspection.repository.
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
-import type { FileStore } from '../storage/inspection-files.ts';
 import type { Coords3dLocator } from '../annotations/coords-3d.ts';
 import type { AnnotationService, DetectedAnnotation } from '../annotations/annotation.service.ts';
 import { StorageError } from '../../infra/storage/object-store.ts';
+import { ImageRefused } from '../../shared/images/image-limits.ts';
+import type { ImageReader } from '../../shared/images/image-reader.ts';
 import { mapConcurrently } from '../../shared/concurrency.ts';
 import { analysePhoto, type RustFinding } from './rust-detector.ts';
 import { RustStatus } from './rust-statuses.ts';
@@ -57,7 +59,7 @@ export class RustAnalysis {
     private readonly inspections: InspectionRepository,
     private readonly annotations: AnnotationService,
     private readonly cloud: CloudClient,
-    private readonly files: FileStore,
+    private readonly images: ImageReader,
     private readonly locator: Coords3dLocator,
     private readonly logger: Logger,
   ) {}
@@ -94,18 +96,19 @@ export class RustAnalysis {
 
   /** One camera's findings as annotations, or why its photo was skipped. */
   private async analyse(inspection: InspectionRow, camera: CameraRow, bucket: string): Promise<{ annotations: DetectedAnnotation[] } | { skipped: string }> {
-    let photo: Buffer;
+    let photo: Awaited<ReturnType<ImageReader['read']>>;
     try {
-      photo = await buffer((await this.files.store.getObject(bucket, camera.image_key)).body);
+      photo = await this.images.read(bucket, camera.image_key);
     } catch (err) {
       if (err instanceof StorageError && err.code === 'NoSuchKey') return { skipped: 'the photo is no longer in storage' };
+      if (err instanceof ImageRefused) return { skipped: err.reason };
       throw err;
     }
     let findings: RustFinding[];
     try {
-      findings = (await analysePhoto(photo)).findings;
+      findings = (await analysePhoto(photo.bytes, undefined, this.images.limits.maxPixels)).findings;
     } catch (err) {
-      return { skipped: `the photo cannot be decoded (${(err as Error).message.trim()})` };
+      return { skipped: this.images.refuse(bucket, camera.image_key, photo.etag, err).reason };
     }
     const annotations: DetectedAnnotation[] = [];
     for (const f of findings) {

@@ -15,6 +15,7 @@
 // brown paint and wood can be taken for rust; rust in deep shadow or under strong colour casts
 // is missed; touching patches come out as one rectangle.
 import { loadSharp } from '../../shared/images/load-sharp.ts';
+import { DEFAULT_IMAGE_LIMITS } from '../../shared/images/image-limits.ts';
 import { RUST_COLOUR, rustColourMask, type ColourBounds, type RawImage } from './rust-colour.ts';
 import { close, open } from './morphology.ts';
 import { connectedComponents } from './components.ts';
@@ -90,12 +91,13 @@ export function findRust(image: RawImage, parameters: DetectorParameters = DETEC
 
 /**
  * Decodes a photo (any format sharp reads), upright and downscaled, and finds its rust. Throws
- * when the photo cannot be decoded (sharp's error: truncated or corrupt data, not an image).
+ * when the photo cannot be decoded (sharp's error: truncated or corrupt data, not an image, more
+ * pixels than `limitInputPixels`: IMAGE_MAX_PIXELS, shared/images/image-limits.ts).
  */
-export async function analysePhoto(photo: Buffer, parameters: DetectorParameters = DETECTOR): Promise<PhotoAnalysis> {
+export async function analysePhoto(photo: Buffer, parameters: DetectorParameters = DETECTOR, limitInputPixels = DEFAULT_IMAGE_LIMITS.maxPixels): Promise<PhotoAnalysis> {
   const sharp = await loadSharp();
   // failOn 'truncated': a photo cut short is refused rather than analysed with a grey lower part.
-  const { data, info } = await sharp(photo, { failOn: 'truncated' })
+  const { data, info } = await sharp(photo, { failOn: 'truncated', limitInputPixels })
     .autoOrient()
     .resize({ width: ANALYSIS_SIZE, height: ANALYSIS_SIZE, fit: 'inside', withoutEnlargement: true })
     .removeAlpha()

@@ -34,6 +34,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import exifr from 'exifr';
 import { loadSharp } from '../../../shared/images/load-sharp.ts';
+import { DEFAULT_IMAGE_LIMITS } from '../../../shared/images/image-limits.ts';
 import { StorageError } from '../../../infra/storage/object-store.ts';
 import { analyzeImage, openFileRangeReader } from '../../../shared/image-metadata/index.ts';
 import { mapConcurrently } from '../../../shared/concurrency.ts';
@@ -80,6 +81,8 @@ export interface ColmapEngineOptions {
   workDir: string;
   /** 0: no limit. */
   timeLimitSeconds?: number;
+  /** sharp's limitInputPixels for the project thumbnail (IMAGE_MAX_PIXELS; default DEFAULT_IMAGE_LIMITS.maxPixels). */
+  imageMaxPixels?: number;
 }
 
 /** Registered images needed: at least this share of the images, and at least MIN_REGISTERED. */
@@ -730,7 +733,7 @@ export class ColmapEngine implements PhotogrammetryEngine {
     await put('point_cloud_ply', 'point_cloud.ply', writePly(cloud, [`coordinate system: ${crs.name}`, `offset_3d_xyz: ${offset.join(' ')}`]), 'application/octet-stream');
     await put('calibrated_camera_parameters_json', 'calibrated_camera_parameters.json', Buffer.from(JSON.stringify(calibrated, null, 2)), 'application/json');
     await put('quality_report', 'quality_report.json', Buffer.from(JSON.stringify(report, null, 2)), 'application/json');
-    const thumb = await thumbnail(run.byName.values().next().value?.file);
+    const thumb = await thumbnail(run.byName.values().next().value?.file, this.options.imageMaxPixels ?? DEFAULT_IMAGE_LIMITS.maxPixels);
     if (thumb) await put('project_thumb', 'project_thumb.jpg', thumb, 'image/jpeg');
     return {
       outputs,
@@ -819,11 +822,12 @@ function closeLog(log: fs.WriteStream): Promise<void> {
   return new Promise((resolve) => (log.closed ? resolve() : log.end(resolve)));
 }
 
-async function thumbnail(file: string | undefined): Promise<Buffer | null> {
+/** Read by libvips from the downloaded file, not into this process's memory; decoding bounded by the pixel limit. */
+async function thumbnail(file: string | undefined, limitInputPixels: number): Promise<Buffer | null> {
   if (!file) return null;
   try {
     const sharp = await loadSharp();
-    return await sharp(file, { limitInputPixels: 400_000_000 }).rotate().resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
+    return await sharp(file, { limitInputPixels }).rotate().resize(THUMB_SIZE, THUMB_SIZE, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
   } catch {
     return null;
   }
