@@ -94,7 +94,11 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       info: { title: options.title, description: options.description, version: options.version },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The docs page keeps helmet's inline styles (Swagger UI draws its logo with a <style>; the page
+  // shows no user content), within a scope of its own so that the console's page does not.
+  await app.register(async (docs) => {
+    await docs.register(swaggerUi, { routePrefix: '/docs', transformStaticCSP: (csp) => csp.replace(/style-src [^;]*/, "style-src 'self' 'unsafe-inline'") });
+  });
   app.get(options.openapiPath, { schema: { hide: true } }, async () => app.swagger());
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {

@@ -64,9 +64,13 @@ export async function registerConsole(app: HttpServer, options: ConsoleOptions):
 }
 
 /**
- * CSP directives the console's page needs beyond helmet's defaults: uploads and point clouds go to
- * the S3 endpoint (connect-src), thumbnails and photos come from it as presigned URLs (img-src),
- * and a basemap's tiles from its own origin.
+ * CSP directives of the console's page in place of helmet's defaults: uploads and point clouds go
+ * to the S3 endpoint (connect-src), thumbnails and photos come from it as presigned URLs (img-src),
+ * and a basemap's tiles from its own origin. Styles and fonts only from the service's own files
+ * (helmet's defaults allow inline styles and any https: origin): markup slipped into a name could
+ * otherwise restyle the page or fetch a font from elsewhere, i.e. call home. The console's styles
+ * are its stylesheets plus the `style` properties React, Leaflet and three.js set through the DOM,
+ * which style-src does not govern; the same server's API docs (/docs) need nothing more either.
  */
 export function consoleCspDirectives(options: Pick<ConsoleOptions, 'storageUrl' | 'basemapUrl'>): Record<string, string[]> {
   const storage = new URL(options.storageUrl).origin;
@@ -78,5 +82,11 @@ export function consoleCspDirectives(options: Pick<ConsoleOptions, 'storageUrl' 
       // an unparseable template shows no tiles; the console still works on a plain background
     }
   }
-  return { 'connect-src': ["'self'", storage], 'img-src': images, 'worker-src': ["'self'", 'blob:'] };
+  return {
+    'connect-src': ["'self'", storage],
+    'img-src': images,
+    'worker-src': ["'self'", 'blob:'],
+    'style-src': ["'self'"],
+    'font-src': ["'self'", 'data:'],
+  };
 }

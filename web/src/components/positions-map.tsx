@@ -2,10 +2,12 @@
 // (CONSOLE_BASEMAP_URL): by default the points are drawn on a plain background with a scale bar.
 // Loaded on demand (import() from the pages that draw a map), so Leaflet is not in the first bundle.
 // Circle markers, not Leaflet's default icons (image files that would need extra assets).
+// Labels are names users chose: Leaflet renders a string tooltip as HTML, so it gets a text element.
 import { useEffect, useRef } from 'react';
 import L from 'leaflet';
 import 'leaflet/dist/leaflet.css';
 import { consoleSettings } from '../api/client';
+import { textElement } from './text-element';
 
 export interface MapPoint {
   id: number;
@@ -52,7 +54,7 @@ export function PositionsMap({ points, onSelect, selectedId, height = 400, label
     const valid = points.filter((p) => Number.isFinite(p.lat) && Number.isFinite(p.lon) && Math.abs(p.lat) <= 90 && Math.abs(p.lon) <= 180);
     for (const point of valid) {
       const style = STYLE[point.kind ?? 'other'];
-      const marker = L.circleMarker([point.lat, point.lon], { ...style, weight: point.id === selectedId ? 4 : style.weight }).bindTooltip(point.label);
+      const marker = L.circleMarker([point.lat, point.lon], { ...style, weight: point.id === selectedId ? 4 : style.weight }).bindTooltip(textElement(point.label));
       if (onSelect) marker.on('click', () => onSelect(point.id));
       marker.addTo(group);
     }
