@@ -32,6 +32,11 @@ export interface Config {
   storagePrefixQuotaBytes: number;
   /** Multipart uploads not completed this many seconds after they started are removed. */
   storageMultipartExpirySeconds: number;
+  /** Inspection service: bytes the clients of one organization (or user without one) may store over its inspections; 0: no quota. */
+  storageOrganizationQuotaBytes: number;
+  /** Inspection service: measurements / annotations one inspection may hold; 0: no cap. */
+  inspectionMaxMeasurements: number;
+  inspectionMaxAnnotations: number;
   /** Multipart uploads in progress allowed under one project's (inspection's) prefix; 0: no cap. */
   storagePrefixMaxMultipartUploads: number;
   /** Embedded S3 endpoint: connections held at once, in all and per client address (unset: from the open-file limit; 0: no cap). */
@@ -303,6 +308,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     storageCredentialsTtl: seconds('STORAGE_CREDENTIALS_TTL', 12 * 3600, 1),
     storagePrefixQuotaBytes: v.int('STORAGE_PREFIX_QUOTA_BYTES', 100 * 1024 ** 3),
     storageMultipartExpirySeconds: seconds('STORAGE_MULTIPART_EXPIRY_SECONDS', 7 * 24 * 3600),
+    storageOrganizationQuotaBytes: v.int('STORAGE_ORGANIZATION_QUOTA_BYTES', 1024 ** 4),
+    inspectionMaxMeasurements: v.int('INSPECTION_MAX_MEASUREMENTS', 10_000),
+    inspectionMaxAnnotations: v.int('INSPECTION_MAX_ANNOTATIONS', 10_000),
     storagePrefixMaxMultipartUploads: v.int('STORAGE_PREFIX_MAX_MULTIPART_UPLOADS', 100),
     storageMaxConnections: v.optionalInt('STORAGE_MAX_CONNECTIONS'),
     storageMaxConnectionsPerAddress: v.optionalInt('STORAGE_MAX_CONNECTIONS_PER_ADDRESS'),
@@ -365,6 +373,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     throw new ConfigError(`Invalid configuration (environment variables; see the README's configuration table):\n${v.problems.map((p) => `  ${p}`).join('\n')}`);
   }
   return config;
+}
+
+/**
+ * What `worker` needs beyond loadConfig's checks: it serves no cloud API of its own, so without
+ * CLOUD_URL its inspection jobs would call a server that is not there and be retried forever
+ * (an inspection stuck in status 3). Refused at start, as a bad variable is.
+ */
+export function checkWorkerConfig(config: Pick<Config, 'cloudUrl'>): void {
+  if (!config.cloudUrl) {
+    throw new ConfigError(
+      'Invalid configuration (environment variables; see the README\'s configuration table):\n' +
+        '  CLOUD_URL must be set for `worker`: the URL where the cloud service\'s API answers (e.g. http://api.internal:8001), since a worker serves none itself',
+    );
+  }
 }
 
 /** The S3_* variables: all or nothing, keyed on S3_BUCKET. */

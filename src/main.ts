@@ -3,7 +3,7 @@
 //   worker                job workers only (needs DATABASE_URL: PGlite is single-process)
 //   storage               the embedded S3 endpoint alone, with STS AssumeRole (storage-process.ts)
 //   admin <command> ...   administration; see `admin help`
-import { loadConfig } from './config.ts';
+import { checkWorkerConfig, loadConfig } from './config.ts';
 import { createLogger, startSystem } from './system.ts';
 import { runAdmin } from './admin/admin-cli.ts';
 import { engineBanner } from './cloud/processing/engine-default.ts';
@@ -21,6 +21,7 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'serve':
     case 'worker': {
+      if (command === 'worker') checkWorkerConfig(config);
       const system = await startSystem(config, command);
       let stopping = false;
       const shutdown = async (signal: string) => {

@@ -162,6 +162,8 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       processingBackendEngines: config.processingBackendEngines,
       publicUrl: () => urls.inspection,
       video: { ffmpegBinary: config.ffmpegBinary, ffprobeBinary: config.ffprobeBinary, workDir: config.engineWorkDir ?? path.join(config.dataDir, 'work') },
+      recordCaps: { measurementsPerInspection: config.inspectionMaxMeasurements, annotationsPerInspection: config.inspectionMaxAnnotations },
+      storageQuotaBytes: config.storageOrganizationQuotaBytes,
       imageLimits: { maxBytes: config.imageMaxBytes, maxPixels: config.imageMaxPixels },
     });
 

@@ -74,4 +74,24 @@ describe('admin CLI', () => {
     assert.equal(response.status, 401);
     assert.equal(((await response.json()) as { code: string }).code, 'invalid_api_key');
   });
+
+  it('create-user with an organization that does not exist creates nothing (issue 27, finding 11)', async () => {
+    server?.child.kill('SIGTERM'); // the embedded database is locked by a running server
+    await server?.exited;
+    server = undefined;
+    for (const org of ['7d4f3c2a-1111-4222-8333-944455556666', 'not-a-uuid']) {
+      const failed = await admin('create-user', '--username', 'bob', '--password', 'first password', '--org', org).then(
+        () => assert.fail('create-user succeeded with a bad --org'),
+        (err: Error & { code?: number; stderr?: string }) => err,
+      );
+      assert.equal(failed.code, 1);
+      assert.match(failed.stderr ?? '', new RegExp(`No organization ${org}\\.`));
+    }
+    // bob was not created: the name is free, and the password is this one.
+    const { user_id } = await admin('create-user', '--username', 'bob', '--password', 'second password');
+    assert.ok(Number.isInteger(user_id));
+    const { api_key } = await admin('create-api-key', '--name', 'bob app');
+    server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', BOOTSTRAP_DEMO: 'false' });
+    await new InspectionClient({ baseUrl: server.urls.inspection, apiKey: api_key }).login('bob', 'second password');
+  });
 });

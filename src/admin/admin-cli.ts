@@ -15,6 +15,8 @@ const HELP = `admin commands:
   delete-cloud-client --client-id ID                       (disables the credentials)
   grant --type projects|tower_inventory --amount N (--org ORG_UUID | --username U)`;
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export async function runAdmin(config: Config, argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === 'help') {
@@ -44,8 +46,10 @@ export async function runAdmin(config: Config, argv: string[]): Promise<number> 
   try {
     const accounts = system.inspection.accounts;
     const org = async () => {
-      const found = await accounts.findOrganization(need('org'));
-      if (!found) throw new Error(`No organization ${values.org}.`);
+      // Not a UUID: no organization (the database would refuse the comparison with its own error).
+      const uuid = need('org');
+      const found = UUID.test(uuid) ? await accounts.findOrganization(uuid) : undefined;
+      if (!found) throw new Error(`No organization ${uuid}.`);
       return found;
     };
     switch (command) {
@@ -56,8 +60,9 @@ export async function runAdmin(config: Config, argv: string[]): Promise<number> 
         break;
       }
       case 'create-user': {
-        const user = await accounts.createUser(need('username'), need('password'), values.email ?? '');
-        if (values.org) await accounts.addMember(user.id, (await org()).id);
+        // The organization first, then the user and the membership together: a bad --org creates nothing.
+        const organizationId = values.org ? (await org()).id : undefined;
+        const user = await accounts.createUser(need('username'), need('password'), values.email ?? '', organizationId);
         console.log(JSON.stringify({ user_id: user.id }));
         break;
       }

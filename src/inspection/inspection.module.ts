@@ -45,6 +45,8 @@ import { ImageReader } from '../shared/images/image-reader.ts';
 import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from '../shared/images/image-limits.ts';
 import { consoleCspDirectives, registerConsole, type ConsoleOptions } from './console/console.routes.ts';
 import { VideoFrameExtractor, type VideoToolsOptions } from './video/video-extraction.ts';
+import { DEFAULT_RECORD_CAPS, type RecordCaps } from './limits/record-caps.ts';
+import { StorageQuota } from './limits/storage-quota.ts';
 
 export interface InspectionModuleOptions {
   database: Database;
@@ -64,6 +66,10 @@ export interface InspectionModuleOptions {
   processingBackendEngines?: Record<string, string>;
   /** The service's public base URL, for share links (reports are built by workers, which do not listen). */
   publicUrl?: () => string | undefined;
+  /** Measurements and annotations per inspection (INSPECTION_MAX_*; default DEFAULT_RECORD_CAPS). */
+  recordCaps?: RecordCaps;
+  /** Bytes each account (organization, or user without one) may store (STORAGE_ORGANIZATION_QUOTA_BYTES; default none). */
+  storageQuotaBytes?: number;
   /** is_video inspections: ffmpeg, ffprobe and the work folder of frame extraction (default: on the PATH, the OS temp folder). */
   video?: VideoToolsOptions;
   /** Largest photo file read and photo decoded (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS; default DEFAULT_IMAGE_LIMITS). */
@@ -131,15 +137,16 @@ export class InspectionModule {
     this.allowance = new AllowanceService(this.db);
     this.pipeline = new InspectionPipeline(this.db, rows, this.cloud, jobs, files, logger, options.processingBackendEngines);
     this.videoFrames = new VideoFrameExtractor(this.db, rows, this.cloud, jobs, files, logger, options.video ?? { ffmpegBinary: 'ffmpeg', ffprobeBinary: 'ffprobe', workDir: os.tmpdir() });
-    this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications, { reader: images, bucket: options.bucket });
+    this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications, { reader: images, bucket: options.bucket }, new StorageQuota(this.db, options.store, options.bucket, { quotaBytes: options.storageQuotaBytes ?? 0 }));
     this.accounts = new AccountAdmin(this.db, (id) => this.auth.forgetApiKey(id));
     this.deletion = new DeletionService(this.db, rows, access, this.cloud, jobs, files, logger);
     this.retries = new RetryService(this.db, rows, access, this.pipeline, this.cloud, this.allowance, jobs, options.store, logger);
     const pointClouds = new StoredPointClouds(files); // one cache for coords_3d and measurement volumes
     const locator = new PointCloudLocator(files, pointClouds);
-    this.annotations = new AnnotationService(this.db, rows, access, locator);
+    const caps = options.recordCaps ?? DEFAULT_RECORD_CAPS;
+    this.annotations = new AnnotationService(this.db, rows, access, locator, caps);
     this.rust = new RustAnalysis(this.db, rows, this.annotations, this.cloud, images, locator, logger);
-    this.measurements = new MeasurementService(this.db, access, pointClouds);
+    this.measurements = new MeasurementService(this.db, access, pointClouds, rows, caps);
     this.extras = new ExtrasService(this.db, access);
     this.outputs = new OutputService(access, this.cloud, files);
     this.processingStatus = new ProcessingStatusService(access, this.cloud);

@@ -102,6 +102,19 @@ export class ControlPointRepository {
     ];
   }
 
+  /** How many GCPs and MTPs (one namespace) and how many marks the project holds. */
+  async counts(projectId: number, db: Db = this.db): Promise<{ points: number; marks: number }> {
+    const count = (table: 'cloud.project_gcps' | 'cloud.project_mtps' | 'cloud.project_marks') =>
+      db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('project_id', '=', projectId)
+        .executeTakeFirstOrThrow()
+        .then((r) => Number(r.count));
+    const [gcps, mtps, marks] = [await count('cloud.project_gcps'), await count('cloud.project_mtps'), await count('cloud.project_marks')];
+    return { points: gcps + mtps, marks };
+  }
+
   async all(projectId: number, db: Db = this.db): Promise<ControlPoints> {
     const [gcps, mtps, marks] = await Promise.all([
       db

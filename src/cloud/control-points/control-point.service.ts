@@ -18,7 +18,7 @@
 import type { Transaction } from 'kysely';
 import type { CloudTables, ProjectRow } from '../cloud.tables.ts';
 import type { CloudPrincipal } from '../auth/oauth.service.ts';
-import { conflict, notFound, unavailable } from '../../infra/http/errors.ts';
+import { conflict, notFound, unavailable, ValidationError } from '../../infra/http/errors.ts';
 import { ItemErrors } from '../common/field-errors.ts';
 import type { ProjectRepository } from '../projects/project.repository.ts';
 import { requireNotStarted } from '../projects/project-state.ts';
@@ -26,6 +26,14 @@ import type { InputAnalyzer } from '../processing/input-analysis.ts';
 import { ControlPointRepository, type GcpValues, type MarkValues } from './control-point.repository.ts';
 
 export const DEFAULT_ACCURACY = 0.02;
+
+/**
+ * What one project may hold: GCPs and MTPs together (one namespace), and marks. Each call was
+ * bounded, their sum was not, and the GET lists answer everything at once: with these caps they
+ * stay bounded. A call that would go beyond is a 400 on its list and stores nothing.
+ */
+export const MAX_POINTS_PER_PROJECT = 10_000;
+export const MAX_MARKS_PER_PROJECT = 100_000;
 
 export interface GcpInput {
   name: string;
@@ -76,6 +84,7 @@ export class ControlPointService {
       });
       errors.throwIfAny();
       await this.points.upsertGcps(project.id, gcps, trx);
+      await this.refuseBeyondCaps(project.id, 'gcps', trx);
     });
     return { gcps };
   }
@@ -98,6 +107,7 @@ export class ControlPointService {
       });
       errors.throwIfAny();
       await this.points.upsertMtps(project.id, mtps, trx);
+      await this.refuseBeyondCaps(project.id, 'mtps', trx);
     });
     return { mtps };
   }
@@ -144,6 +154,7 @@ export class ControlPointService {
     await this.inLockedProject(principal, id, 'marks', async (locked, trx) => {
       // Points cannot be deleted, so those checked above still exist; only the state can have moved on.
       await this.points.upsertMarks(locked.id, marks, trx);
+      await this.refuseBeyondCaps(locked.id, 'marks', trx);
     });
     return { marks };
   }
@@ -174,6 +185,20 @@ export class ControlPointService {
       throw conflict(
         `Each GCP or MTP must be marked in at least two photos: ${problems.slice(0, 10).join('; ')}${problems.length > 10 ? `; and ${problems.length - 10} more` : ''}.`,
       );
+    }
+  }
+
+  /**
+   * Counted after the upsert (a name registered again replaces its point, a point marked again in
+   * a photo its mark), in the project-locked transaction: beyond a cap, the whole call rolls back.
+   */
+  private async refuseBeyondCaps(projectId: number, field: 'gcps' | 'mtps' | 'marks', trx: Transaction<CloudTables>): Promise<void> {
+    const { points, marks } = await this.points.counts(projectId, trx);
+    if (field !== 'marks' && points > MAX_POINTS_PER_PROJECT) {
+      throw ValidationError.field(field, `A project holds at most ${MAX_POINTS_PER_PROJECT} GCPs and MTPs together; with these it would hold ${points}.`);
+    }
+    if (field === 'marks' && marks > MAX_MARKS_PER_PROJECT) {
+      throw ValidationError.field(field, `A project holds at most ${MAX_MARKS_PER_PROJECT} marks; with these it would hold ${marks}.`);
     }
   }
 

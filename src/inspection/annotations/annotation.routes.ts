@@ -17,7 +17,7 @@ export function registerAnnotationRoutes(r: HttpServer, deps: InspectionRouteDep
       schema: {
         tags,
         description:
-          '`photo_id` must be the photo_id of a camera of the inspection; `data.coords_2d` four corners of an axis-aligned rectangle in 0..1; `number` is generated per inspection. With `?coords_3d=true` the service computes coords_3d: the reconstructed point nearest the camera along the ray through the centre of the rectangle (within a cone of half the smaller side of the rectangle, 3 to 25 px), in the output coordinate system (extras), metres; null when the inspection has no point cloud and calibrated cameras (engine `exif`) or no point lies in the cone.',
+          '`photo_id` must be the photo_id of a camera of the inspection; `data.coords_2d` four corners of an axis-aligned rectangle in 0..1; `number` is generated per inspection. With `?coords_3d=true` the service computes coords_3d: the reconstructed point nearest the camera along the ray through the centre of the rectangle (within a cone of half the smaller side of the rectangle, 3 to 25 px), in the output coordinate system (extras), metres; null when the inspection has no point cloud and calibrated cameras (engine `exif`) or no point lies in the cone. An inspection holds at most INSPECTION_MAX_ANNOTATIONS annotations (400 on `inspection` beyond).',
         headers: S.AuthHeaders,
         querystring: A.CreateAnnotationQuery,
         body: A.CreateAnnotationBody,

@@ -15,6 +15,7 @@ import { validateAnnotationData } from './annotation-data.ts';
 import { mapAnnotation, type AnnotationRecord } from './annotation.mapper.ts';
 import type { Coords3dLocator } from './coords-3d.ts';
 import { DEFAULT_ANNOTATION_TYPES } from './annotation-types.ts';
+import { DEFAULT_RECORD_CAPS, refuseBeyondCap, type RecordCaps } from '../limits/record-caps.ts';
 
 interface AnnotationFields {
   type: string;
@@ -52,6 +53,7 @@ export class AnnotationService {
     private readonly inspections: InspectionRepository,
     private readonly access: InspectionAccess,
     private readonly locator: Coords3dLocator,
+    private readonly caps: Pick<RecordCaps, 'annotationsPerInspection'> = DEFAULT_RECORD_CAPS,
   ) {}
 
   async create(auth: AuthContext, input: CreateAnnotationInput, options: { coords3d: boolean }): Promise<AnnotationRecord> {
@@ -61,7 +63,23 @@ export class AnnotationService {
     const data = validateAnnotationData(input.data);
     const coords3d = options.coords3d ? await this.locator.locate(inspection, camera, data.coords_2d) : (input.coords_3d ?? null);
     const row = await this.db.transaction().execute(async (trx) => {
+      // Numbering updates the inspection's row: its lock orders concurrent creations, so each
+      // counts what the others stored (record-caps.ts); a refusal rolls the number back too.
       const number = await this.inspections.nextAnnotationNumber(trx, inspection.id);
+      const { count } = await trx
+        .selectFrom('inspection.annotations')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('inspection_id', '=', inspection.id)
+        .executeTakeFirstOrThrow();
+      refuseBeyondCap({
+        field: 'inspection',
+        what: 'annotations',
+        inspectionId: inspection.id,
+        held: Number(count),
+        adding: 1,
+        cap: this.caps.annotationsPerInspection,
+        setting: 'INSPECTION_MAX_ANNOTATIONS',
+      });
       return trx
         .insertInto('inspection.annotations')
         .values({

@@ -16,12 +16,14 @@ export class AccountAdmin {
     return this.db.insertInto('inspection.organizations').values({ uuid: crypto.randomUUID(), name }).returning(['id', 'uuid']).executeTakeFirstOrThrow();
   }
 
-  async createUser(username: string, password: string, email = ''): Promise<{ id: number }> {
-    return this.db
-      .insertInto('inspection.users')
-      .values({ username, email, password_hash: await hashPassword(password) })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+  /** A user, and with `organizationId` its membership: both or neither (one transaction). */
+  async createUser(username: string, password: string, email = '', organizationId?: number): Promise<{ id: number }> {
+    const passwordHash = await hashPassword(password);
+    return this.db.transaction().execute(async (trx) => {
+      const user = await trx.insertInto('inspection.users').values({ username, email, password_hash: passwordHash }).returning('id').executeTakeFirstOrThrow();
+      if (organizationId !== undefined) await trx.insertInto('inspection.memberships').values({ user_id: user.id, organization_id: organizationId }).execute();
+      return user;
+    });
   }
 
   async addMember(userId: number, organizationId: number): Promise<void> {

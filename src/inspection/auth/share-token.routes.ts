@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { HttpServer } from '../../infra/http/http-server.ts';
 import type { InspectionRouteDeps } from '../inspection.routes.ts';
 import { emptyBodyAsObject } from '../http/empty-body.ts';
+import { ListOf, respondList } from '../http/lists.ts';
 import { Id } from '../../shared/schemas/limits.ts';
 import * as S from '../inspection.schemas.ts';
 
@@ -49,8 +50,18 @@ export function registerShareTokenRoutes(r: HttpServer, deps: InspectionRouteDep
   );
   r.get(
     '/v1/inspections/:id/share_tokens/',
-    { schema: { tags, summary: 'Share tokens of the inspection, revoked ones included (never the tokens themselves)', headers: S.AuthHeaders, params: S.IdParams, response: { 200: Type.Array(ShareToken), ...S.errorResponses } } },
-    async (request) => deps.shareTokens.list(request.auth, request.params.id),
+    {
+      schema: {
+        tags,
+        summary: 'Share tokens of the inspection, revoked ones included (never the tokens themselves)',
+        description: 'A list as every other: `page`/`page_size` page it (reports make a token each time they ask for their link, so the list grows).',
+        headers: S.AuthHeaders,
+        params: S.IdParams,
+        querystring: S.PageQuery,
+        response: { 200: ListOf(ShareToken), ...S.errorResponses },
+      },
+    },
+    async (request) => respondList(request, request.query, await deps.shareTokens.list(request.auth, request.params.id)),
   );
   r.delete(
     '/v1/inspections/:id/share_tokens/:token_id/',

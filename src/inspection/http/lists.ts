@@ -2,6 +2,8 @@
 // `page_size` (at most 1000), the envelope `{count, next, previous, results}` of Django REST
 // Framework's page-number pagination. One helper for every list of the inspection API:
 // a route passes its query and a source, either an array or a counted, windowed query.
+// The measurements list, which the spec answers as `{results: [...]}`, pages the same way
+// (respondResults): unpaged it is that object, paged the envelope, which has `results` too.
 import { Type, type TSchema } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../infra/http/errors.ts';
@@ -32,6 +34,19 @@ export function ListOf<T extends TSchema>(item: T) {
       results: Type.Array(item),
     }),
   ]);
+}
+
+/**
+ * Response schema of a list the spec answers as `{results: [...]}` (measurements): the same
+ * object, with the envelope's `count`, `next` and `previous` when paged.
+ */
+export function ResultsOf<T extends TSchema>(item: T) {
+  return Type.Object({
+    count: Type.Optional(Type.Integer()),
+    next: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    previous: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    results: Type.Array(item),
+  });
 }
 
 /** A list that can be counted and read by windows (SQL limit/offset). */
@@ -65,6 +80,12 @@ export async function respondList<T>(request: FastifyRequest, query: PageParams,
     previous: page > 1 ? pageUrl(request, page - 1) : null,
     results,
   };
+}
+
+/** respondList for a `{results}` list (ResultsOf): unpaged, every item under `results`; paged, the envelope. */
+export async function respondResults<T>(request: FastifyRequest, query: PageParams, source: ListSource<T>): Promise<{ results: T[] } | Page<T>> {
+  const list = await respondList(request, query, source);
+  return Array.isArray(list) ? { results: list } : list;
 }
 
 // Links are built on the configured public URL (INSPECTION_PUBLIC_URL or the listening address),

@@ -23,6 +23,7 @@ import type { WindowedSource } from '../http/lists.ts';
 import { normalizeInspectionDate } from './inspection-date.ts';
 import { inventoryUnavailableStatuses, refuseAntennaDetection } from '../inventory/antenna-detection.ts';
 import { videoProcessRefusal, videoRegistrationRefusal } from '../video/video-inputs.ts';
+import type { StorageQuota } from '../limits/storage-quota.ts';
 import type { ImageReader } from '../../shared/images/image-reader.ts';
 
 export const DEFAULT_PROCESSING_PARAMETERS: ProcessingParameters = { generate_point_cloud: true };
@@ -70,6 +71,8 @@ export class InspectionService {
     private readonly notifications: NotificationService,
     /** The registered photos' sizes are checked against the image limits in the shared store (the cloud projects' bucket). */
     private readonly photos: { reader: ImageReader; bucket: string },
+    /** The account's storage quota, checked before credentials and registration (limits/storage-quota.ts). */
+    private readonly quota: StorageQuota,
   ) {}
 
   async create(auth: AuthContext, input: CreateInspectionInput): Promise<InspectionRecord> {
@@ -190,6 +193,7 @@ export class InspectionService {
 
   async storageCredentials(auth: AuthContext, id: number) {
     const inspection = await this.access.requireInspection(auth, id);
+    await this.quota.requireRoomToUpload(inspection);
     const c = await this.cloud.storageCredentials(this.projectOf(inspection));
     return {
       access_key: c.access_key,
@@ -218,6 +222,7 @@ export class InspectionService {
       throw ValidationError.field('image_keys', `Every key must begin with the prefix "${prefix}" of s3_credentials; not: ${outside.slice(0, 5).join(', ')}.`);
     }
     const unique = [...new Set(keys)];
+    await this.quota.requireWithinQuota(inspection);
     // is_video: videos and their telemetry sidecars instead of photos (video/video-inputs.ts).
     const notVideo = inspection.processing_parameters.is_video ? videoRegistrationRefusal(unique) : null;
     if (notVideo) throw ValidationError.field('image_keys', notVideo);

@@ -4,6 +4,7 @@ import type { HttpServer } from '../../infra/http/http-server.ts';
 import type { InspectionRouteDeps } from '../inspection.routes.ts';
 import { Type } from 'typebox';
 import { emptyBodyAsObject } from '../http/empty-body.ts';
+import { respondResults, ResultsOf } from '../http/lists.ts';
 import * as S from '../inspection.schemas.ts';
 import * as M from './measurement.schemas.ts';
 
@@ -15,15 +16,26 @@ const geometryRules =
 export function registerMeasurementRoutes(r: HttpServer, deps: InspectionRouteDeps): void {
   r.get(
     '/v1/inspections/:id/measurements/',
-    { schema: { tags, headers: S.AuthHeaders, params: S.IdParams, response: { 200: Type.Object({ results: Type.Array(M.Measurement) }), ...errors } } },
-    async (request) => deps.measurements.list(request.auth, request.params.id),
+    {
+      schema: {
+        tags,
+        description:
+          '`{results: [...]}` with every measurement of the inspection (at most INSPECTION_MAX_MEASUREMENTS); with `page` and/or `page_size`, ' +
+          'one page of them in the envelope `{count, next, previous, results}`, as every list.',
+        headers: S.AuthHeaders,
+        params: S.IdParams,
+        querystring: S.PageQuery,
+        response: { 200: ResultsOf(M.Measurement), ...errors },
+      },
+    },
+    async (request) => respondResults(request, request.query, await deps.measurements.list(request.auth, request.params.id)),
   );
   r.post(
     '/v1/inspections/:id/measurements/',
     {
       schema: {
         tags,
-        description: `Creates every measurement of the body or none. ${geometryRules}`,
+        description: `Creates every measurement of the body or none; none either when the inspection would hold more than INSPECTION_MAX_MEASUREMENTS (400 on \`annotations\`). ${geometryRules}`,
         headers: S.AuthHeaders,
         params: S.IdParams,
         body: M.CreateMeasurementsBody,

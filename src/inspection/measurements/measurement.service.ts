@@ -9,6 +9,9 @@ import type { Kysely } from 'kysely';
 import type { Geometry, InspectionRow, InspectionTables, MeasurementRow } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
+import type { InspectionRepository } from '../inspections/inspection.repository.ts';
+import type { WindowedSource } from '../http/lists.ts';
+import { DEFAULT_RECORD_CAPS, refuseBeyondCap, type RecordCaps } from '../limits/record-caps.ts';
 import { notFound, ValidationError, type FieldErrors } from '../../infra/http/errors.ts';
 import { validateGeometry } from './geometry.ts';
 import { measure, quantitiesOf, type MeasurementQuantities } from './quantities.ts';
@@ -46,14 +49,31 @@ export class MeasurementService {
     private readonly db: Kysely<InspectionTables>,
     private readonly access: InspectionAccess,
     private readonly clouds: StoredPointClouds,
+    private readonly inspections: InspectionRepository,
+    private readonly caps: Pick<RecordCaps, 'measurementsPerInspection'> = DEFAULT_RECORD_CAPS,
   ) {}
 
-  async list(auth: AuthContext, inspectionId: number): Promise<{ results: MeasurementRecord[] }> {
+  /** The measurements of an inspection in creation order, counted and read by windows (lists.ts pages them). */
+  async list(auth: AuthContext, inspectionId: number): Promise<WindowedSource<MeasurementRecord>> {
     const inspection = await this.access.requireInspection(auth, inspectionId);
-    return { results: (await this.allOf(inspection)).map(mapMeasurement) };
+    const base = () => this.db.selectFrom('inspection.measurements').where('inspection_id', '=', inspection.id);
+    return {
+      count: () => this.countOf(inspection.id),
+      fetch: async (window) =>
+        (
+          await base()
+            .selectAll()
+            .orderBy('seq')
+            .$if(window !== undefined, (q) => q.limit(window!.limit).offset(window!.offset))
+            .execute()
+        ).map(mapMeasurement),
+    };
   }
 
-  /** All or nothing: one invalid measurement refuses the whole body, errors keyed by its index. */
+  /**
+   * All or nothing: one invalid measurement refuses the whole body, errors keyed by its index; a
+   * body that would take the inspection past its cap (record-caps.ts) is refused whole too.
+   */
   async create(auth: AuthContext, inspectionId: number, inputs: MeasurementInput[]): Promise<{ annotations: MeasurementRecord[] }> {
     const inspection = await this.access.requireInspection(auth, inspectionId);
     const errors: FieldErrors = {};
@@ -63,6 +83,8 @@ export class MeasurementService {
       return 'geometry' in checked ? checked.geometry : undefined;
     });
     if (Object.keys(errors).length > 0) throw new ValidationError({ annotations: errors });
+    // Early, before volumes are computed; checked again under the lock below.
+    this.refuseBeyondCap(inspection.id, await this.countOf(inspection.id), inputs.length);
     const quantities = await this.measureAll(inspection, geometries as Geometry[]);
     const rows = inputs.map((input, i) => ({
       id: crypto.randomUUID(),
@@ -73,11 +95,13 @@ export class MeasurementService {
       geometry: JSON.stringify(geometries[i]),
       extension: JSON.stringify(withComputed(input.extension ?? {}, quantities[i])),
     }));
-    const created = await this.db
-      .insertInto('inspection.measurements')
-      .values(rows)
-      .returningAll()
-      .execute();
+    const created = await this.db.transaction().execute(async (trx) => {
+      // The inspection's row lock orders concurrent creations: each counts what the others stored.
+      const locked = await this.inspections.lock(trx, inspection.id);
+      if (locked.deleted_at) throw notFound('Inspection');
+      this.refuseBeyondCap(inspection.id, await this.countOf(inspection.id, trx), rows.length);
+      return trx.insertInto('inspection.measurements').values(rows).returningAll().execute();
+    });
     return { annotations: created.sort((a, b) => a.seq - b.seq).map(mapMeasurement) };
   }
 
@@ -106,6 +130,19 @@ export class MeasurementService {
     if (!UUID.test(id)) throw notFound('Measurement');
     const result = await this.db.deleteFrom('inspection.measurements').where('id', '=', id).where('inspection_id', '=', inspection.id).executeTakeFirst();
     if (Number(result.numDeletedRows) !== 1) throw notFound('Measurement');
+  }
+
+  private async countOf(inspectionId: number, db: Kysely<InspectionTables> = this.db): Promise<number> {
+    const { count } = await db
+      .selectFrom('inspection.measurements')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('inspection_id', '=', inspectionId)
+      .executeTakeFirstOrThrow();
+    return Number(count);
+  }
+
+  private refuseBeyondCap(inspectionId: number, held: number, adding: number): void {
+    refuseBeyondCap({ field: 'annotations', what: 'measurements', inspectionId, held, adding, cap: this.caps.measurementsPerInspection, setting: 'INSPECTION_MAX_MEASUREMENTS' });
   }
 
   allOf(inspection: InspectionRow): Promise<MeasurementRow[]> {
