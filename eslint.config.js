@@ -14,6 +14,28 @@ export default tseslint.config(
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'warn' },
   },
   {
+    // User content is text in the console (docs/web-console.md): no HTML sinks; Leaflet's content
+    // (a string is HTML to it) is an element from textElement() (web/src/components/text-element.ts).
+    files: ['web/src/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']", message: 'Render text with React, not HTML.' },
+        { selector: 'MemberExpression[property.name=/^(innerHTML|outerHTML)$/]', message: 'Set textContent, or build elements.' },
+        { selector: "CallExpression[callee.property.name='insertAdjacentHTML']", message: 'No HTML strings into the page.' },
+        { selector: "CallExpression[callee.object.name='document'][callee.property.name=/^write(ln)?$/]", message: 'No HTML strings into the page.' },
+        {
+          selector: "CallExpression[callee.property.name=/^(bindTooltip|bindPopup|setTooltipContent|setPopupContent|setContent)$/]:not([arguments.0.callee.name='textElement'])",
+          message: 'Leaflet renders a string as HTML: pass textElement(text).',
+        },
+        {
+          selector: "CallExpression[callee.property.name='divIcon'] > ObjectExpression > Property[key.name='html']:not([value.callee.name='textElement'])",
+          message: 'Leaflet renders a string as HTML: pass textElement(text).',
+        },
+      ],
+    },
+  },
+  {
     // Tests, the small SDK and the benchmarks read JSON answers of the API as they come: `any`
     // there is the shape of an HTTP body.
     files: ['test/**/*.ts', 'src/sdk/**/*.ts', 'bench/**/*.ts'],
