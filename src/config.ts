@@ -117,6 +117,14 @@ export interface Config {
   /** Failed token calls per username / client_id per window (0: no limit). */
   authRateLimitPerAccount: number;
   authRateLimitWindowSeconds: number;
+  /** Longest wait before a token call on an account failing from many addresses (login-throttle.ts), ms (0: none). */
+  authSlowdownMaxMs: number;
+  /** Lifetime of a share token made without `expires_in` (and of a report's), seconds. */
+  shareTokenTtlSeconds: number;
+  /** Longest lifetime of any share token, seconds: `expires_in` beyond is refused, older tokens stop at use. */
+  shareTokenMaxTtlSeconds: number;
+  /** Lifetime of the presigned URLs handed to share holders (photos, outputs), seconds; never past the token's expiry. */
+  shareTokenUrlTtlSeconds: number;
 }
 
 export interface S3Config {
@@ -355,6 +363,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     authRateLimitPerAddress: v.int('AUTH_RATE_LIMIT_PER_ADDRESS', 300),
     authRateLimitPerAccount: v.int('AUTH_RATE_LIMIT_PER_ACCOUNT', 10),
     authRateLimitWindowSeconds: seconds('AUTH_RATE_LIMIT_WINDOW_SECONDS', 300, 1),
+    authSlowdownMaxMs: v.int('AUTH_SLOWDOWN_MAX_MS', 3000, { max: 30_000 }),
+    shareTokenTtlSeconds: seconds('SHARE_TOKEN_TTL_SECONDS', 30 * 24 * 3600, 60),
+    shareTokenMaxTtlSeconds: seconds('SHARE_TOKEN_MAX_TTL_SECONDS', 90 * 24 * 3600, 60),
+    shareTokenUrlTtlSeconds: v.int('SHARE_TOKEN_URL_TTL_SECONDS', 600, { min: 1, max: 3600 }),
   };
   config.s3 = s3Config(v);
   const rootKey = v.string('STORAGE_ROOT_ACCESS_KEY');
@@ -368,6 +380,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
   }
   if (config.httpRequestTimeoutSeconds > 0 && config.httpHeadersTimeoutSeconds > config.httpRequestTimeoutSeconds) {
     v.problems.push(`HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (${config.httpHeadersTimeoutSeconds} > ${config.httpRequestTimeoutSeconds})`);
+  }
+  if (config.shareTokenTtlSeconds > config.shareTokenMaxTtlSeconds) {
+    v.problems.push(`SHARE_TOKEN_TTL_SECONDS must not exceed SHARE_TOKEN_MAX_TTL_SECONDS (${config.shareTokenTtlSeconds} > ${config.shareTokenMaxTtlSeconds})`);
   }
   if (v.problems.length) {
     throw new ConfigError(`Invalid configuration (environment variables; see the README's configuration table):\n${v.problems.map((p) => `  ${p}`).join('\n')}`);

@@ -161,6 +161,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       cloudClientSecret: cloudClient.clientSecret,
       processingBackendEngines: config.processingBackendEngines,
       publicUrl: () => urls.inspection,
+      shareTokens: { ttlSeconds: config.shareTokenTtlSeconds, maxTtlSeconds: config.shareTokenMaxTtlSeconds, urlSeconds: config.shareTokenUrlTtlSeconds },
       video: { ffmpegBinary: config.ffmpegBinary, ffprobeBinary: config.ffprobeBinary, workDir: config.engineWorkDir ?? path.join(config.dataDir, 'work') },
       recordCaps: { measurementsPerInspection: config.inspectionMaxMeasurements, annotationsPerInspection: config.inspectionMaxAnnotations },
       storageQuotaBytes: config.storageOrganizationQuotaBytes,

@@ -219,7 +219,11 @@ describe('inspection service: reports', () => {
 
   it('keeps only the latest report files in storage', async () => {
     const listing = await system.store.listObjects(system.config.storageBucket, { prefix: `inspection-service/inspections/${inspectionId}/report/` });
-    assert.equal(listing.objects.length, 2, listing.objects.map((o) => o.key).join(', '));
+    // The PDF and the JSON, and their copies for share holders (issue 27) in the same generation's folder.
+    const keys = listing.objects.map((o) => o.key);
+    assert.equal(keys.length, 4, keys.join(', '));
+    assert.equal(new Set(keys.map((key) => key.split('/')[4])).size, 1, keys.join(', '));
+    assert.equal(keys.filter((key) => key.includes('/shared/')).length, 2, keys.join(', '));
   });
 
   it('answered no request with a 5xx', () => assertNoServerErrors(system));

@@ -8,8 +8,10 @@ import type { AllowanceCode } from '../inspection/allowance/allowance.service.ts
 const HELP = `admin commands:
   create-org --name NAME                                   -> organization uuid
   create-user --username U --password P [--email E] [--org ORG_UUID]
-  create-api-key --name NAME                               -> the key (shown once)
-  list-api-keys                                            -> id, name, created, revoked of every key
+  create-api-key --name NAME [--org ORG_UUID]              -> the key (shown once); with --org, the organization's
+                                                              applications' key: its members log in with it however
+                                                              others' failed logins throttle their accounts
+  list-api-keys                                            -> id, name, organization, created, revoked of every key
   revoke-api-key --id ID                                   (tokens obtained with it stop working)
   create-cloud-client --org ORG_UUID [--name NAME]         -> client_id and client_secret (shown once)
   delete-cloud-client --client-id ID                       (disables the credentials)
@@ -67,7 +69,7 @@ export async function runAdmin(config: Config, argv: string[]): Promise<number> 
         break;
       }
       case 'create-api-key': {
-        const key = await accounts.createApiKey(need('name'));
+        const key = await accounts.createApiKey(need('name'), values.org ? (await org()).id : null);
         console.log(JSON.stringify({ api_key_id: key.id, api_key: key.key }));
         break;
       }

@@ -63,7 +63,7 @@ export async function bootstrapDemo(dataDir: string, deps: { cloud: CloudModule;
   const password = crypto.randomBytes(18).toString('base64url');
   const user = await accounts.createUser('demo', password, 'demo@localhost');
   await accounts.addMember(user.id, organization.id);
-  const apiKey = await accounts.createApiKey('demo application');
+  const apiKey = await accounts.createApiKey('demo application', organization.id);
   await deps.inspection.allowance.grant({ organizationId: organization.id }, 'projects', 100, 'demo bootstrap');
   await deps.inspection.allowance.grant({ organizationId: organization.id }, 'tower_inventory', 10, 'demo bootstrap');
   await deps.inspection.allowance.grant({ userId: user.id }, 'projects', 10, 'demo bootstrap');

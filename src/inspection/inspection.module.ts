@@ -15,7 +15,7 @@ import { inspectionMigrations } from './inspection.migrations.ts';
 import type { InspectionTables } from './inspection.tables.ts';
 import type { InspectionJobs } from './inspection.jobs.ts';
 import { AuthService } from './auth/auth.service.ts';
-import { ShareTokenService } from './auth/share-tokens.ts';
+import { ShareTokenService, type ShareTokenLifetimes } from './auth/share-tokens.ts';
 import { CloudClient } from './cloud-client/cloud-client.ts';
 import { AssetService } from './assets/asset.service.ts';
 import { AllowanceService } from './allowance/allowance.service.ts';
@@ -66,6 +66,8 @@ export interface InspectionModuleOptions {
   processingBackendEngines?: Record<string, string>;
   /** The service's public base URL, for share links (reports are built by workers, which do not listen). */
   publicUrl?: () => string | undefined;
+  /** Lifetimes of share tokens and of the URLs handed to their holders (SHARE_TOKEN_*; default DEFAULT_SHARE_TOKEN_LIFETIMES). */
+  shareTokens?: ShareTokenLifetimes;
   /** Measurements and annotations per inspection (INSPECTION_MAX_*; default DEFAULT_RECORD_CAPS). */
   recordCaps?: RecordCaps;
   /** Bytes each account (organization, or user without one) may store (STORAGE_ORGANIZATION_QUOTA_BYTES; default none). */
@@ -130,7 +132,7 @@ export class InspectionModule {
     // Layers: routes -> services -> the repository (SQL of the inspections table) and access checks.
     const rows = (this.inspectionRows = new InspectionRepository(this.db));
     const access = (this.access = new InspectionAccess(this.db, rows));
-    this.shareTokens = new ShareTokenService(this.db, access, options.publicUrl ?? (() => undefined));
+    this.shareTokens = new ShareTokenService(this.db, access, options.publicUrl ?? (() => undefined), options.shareTokens);
     this.auth = new AuthService(this.db, options.tokenSigningKey, options.tokenTtlSeconds, this.shareTokens);
     this.notifications = new NotificationService(jobs);
     this.assets = new AssetService(this.db, access, this.cloud);
@@ -182,7 +184,12 @@ export class InspectionModule {
       logger: this.options.logger.child({ service: 'inspection' }),
       edge,
       apiPrefixes: ['/v1/'],
-      loginRoute: { url: '/v1/auth/token/', account: (request) => (request.body as { username?: string } | undefined)?.username || undefined },
+      loginRoute: {
+        url: '/v1/auth/token/',
+        account: (request) => (request.body as { username?: string } | undefined)?.username || undefined,
+        // An API key of one of the user's organizations vouches for the attempt (login-throttle.ts).
+        vouch: (request, username) => this.auth.loginVoucher(request.headers, username),
+      },
       title: 'Inspection service',
       description:
         'Assets, inspections, processing, cameras, annotations, measurements, reports, retries, allowance. See shared/spec/inspection-service.md and CONTRACT.md section 2. Lists answer a plain array, or the envelope {count, next, previous, results} when `page` and/or `page_size` (at most 1000) are given.',

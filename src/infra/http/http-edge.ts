@@ -38,6 +38,7 @@ export function edgeOptionsFrom(config: Config): Omit<HttpEdgeOptions, 'publicUr
       perAddress: config.authRateLimitPerAddress,
       perAccount: config.authRateLimitPerAccount,
       windowSeconds: config.authRateLimitWindowSeconds,
+      slowdownMaxMs: config.authSlowdownMaxMs,
     },
   };
 }

@@ -30,10 +30,14 @@ export class AccountAdmin {
     await this.db.insertInto('inspection.memberships').values({ user_id: userId, organization_id: organizationId }).onConflict((oc) => oc.doNothing()).execute();
   }
 
-  /** A new API key; the key itself is returned once and stored as a SHA-256. */
-  async createApiKey(name: string): Promise<{ id: number; key: string }> {
+  /**
+   * A new API key; the key itself is returned once and stored as a SHA-256. With an organization,
+   * the key is its applications': with it and the right password, its members log in however
+   * others' failures throttle their accounts (infra/http/login-throttle.ts).
+   */
+  async createApiKey(name: string, organizationId: number | null = null): Promise<{ id: number; key: string }> {
     const key = generateSecret('oik');
-    const row = await this.db.insertInto('inspection.api_keys').values({ name, key_hash: sha256Hex(key) }).returning('id').executeTakeFirstOrThrow();
+    const row = await this.db.insertInto('inspection.api_keys').values({ name, key_hash: sha256Hex(key), organization_id: organizationId }).returning('id').executeTakeFirstOrThrow();
     return { id: row.id, key };
   }
 
@@ -44,7 +48,7 @@ export class AccountAdmin {
   }
 
   listApiKeys() {
-    return this.db.selectFrom('inspection.api_keys').select(['id', 'name', 'created_at', 'revoked_at']).orderBy('id').execute();
+    return this.db.selectFrom('inspection.api_keys').select(['id', 'name', 'organization_id', 'created_at', 'revoked_at']).orderBy('id').execute();
   }
 
   async revokeApiKey(id: number): Promise<void> {

@@ -28,8 +28,8 @@ export interface AuthContext {
   /** The organization named in the request's organization header, or null. */
   organization: { id: number; uuid: string } | null;
   scopes: string[];
-  /** Set for a share token: the one inspection it reads (access.ts). */
-  share: { tokenId: number; inspectionId: number } | null;
+  /** Set for a share token: the one inspection it reads (access.ts), and how long URLs handed to its holder live (downloadUrlSeconds). */
+  share: { tokenId: number; inspectionId: number; urlSeconds: number } | null;
 }
 
 /** What a request asks for, for the scope check: its method and the route it matched. */
@@ -118,6 +118,27 @@ export class AuthService {
     return this.allow(target, entry.auth);
   }
 
+  /**
+   * For the login throttle (infra/http/login-throttle.ts): `api-key:<id>` when the request's API
+   * key belongs to an organization `username` is a member of (admin create-api-key --org), else
+   * undefined. Such an attempt is counted apart from its address, so others' failures, from
+   * anywhere, never refuse a member who has the key and the password.
+   */
+  async loginVoucher(headers: AuthHeaders, username: string): Promise<string | undefined> {
+    const value = single(headers['x-api-key']);
+    if (!value) return undefined;
+    const key = await this.db
+      .selectFrom('inspection.api_keys as k')
+      .innerJoin('inspection.memberships as m', 'm.organization_id', 'k.organization_id')
+      .innerJoin('inspection.users as u', 'u.id', 'm.user_id')
+      .select('k.id')
+      .where('k.key_hash', '=', sha256Hex(value))
+      .where('k.revoked_at', 'is', null)
+      .where('u.username', '=', username)
+      .executeTakeFirst();
+    return key ? `api-key:${key.id}` : undefined;
+  }
+
   async issueToken(headers: AuthHeaders, username: string, password: string): Promise<{ api_token: string; expires_in: number }> {
     const apiKeyId = await this.requireApiKey(headers);
     const user = await this.db.selectFrom('inspection.users').select(['id', 'password_hash']).where('username', '=', username).executeTakeFirst();
@@ -139,7 +160,7 @@ export class AuthService {
     if (shareToken && !headers.authorization) {
       const apiKeyId = headers['x-api-key'] === undefined ? null : await this.requireApiKey(headers);
       const grant = await this.shareTokens.resolve(shareToken);
-      return this.allow(target, { userId: grant.createdBy, apiKeyId, organization: null, scopes: [SHARE_SCOPE], share: { tokenId: grant.tokenId, inspectionId: grant.inspectionId } });
+      return this.allow(target, { userId: grant.createdBy, apiKeyId, organization: null, scopes: [SHARE_SCOPE], share: { tokenId: grant.tokenId, inspectionId: grant.inspectionId, urlSeconds: grant.urlSeconds } });
     }
     const apiKeyId = await this.requireApiKey(headers);
     const match = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');

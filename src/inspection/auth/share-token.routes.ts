@@ -17,13 +17,19 @@ const ShareToken = Type.Object({
   created_by: Type.Integer({ description: 'The user who made it (a report asking for its link makes one for the user who asked)' }),
   created_at: Type.String({ format: 'date-time' }),
   revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  expires_at: Type.String({ format: 'date-time', description: 'When the token stops opening the inspection (it also stops when revoked, or when its creator no longer sees the inspection)' }),
 });
 const NewShareToken = Type.Object({
   ...ShareToken.properties,
   token: Type.String({ description: 'The token: shown this once, never again (only its SHA-256 is stored)' }),
   url: Type.String({ description: 'Link reading the inspection with the token (…/v1/inspections/{id}/?share_token=…)' }),
 });
-const CreateBody = Type.Object({ label: Type.Optional(Type.String({ maxLength: 255, description: 'What the token is for, e.g. who it was sent to' })) });
+const CreateBody = Type.Object({
+  label: Type.Optional(Type.String({ maxLength: 255, description: 'What the token is for, e.g. who it was sent to' })),
+  expires_in: Type.Optional(
+    Type.Integer({ minimum: 60, maximum: 10 * 365 * 24 * 3600, description: 'Seconds the token lives (default SHARE_TOKEN_TTL_SECONDS, 30 days; at most SHARE_TOKEN_MAX_TTL_SECONDS, 90 days, else a 400)' }),
+  ),
+});
 const TokenParams = Type.Object({ id: Id(), token_id: Id() });
 
 export function registerShareTokenRoutes(r: HttpServer, deps: InspectionRouteDeps): void {
@@ -35,7 +41,7 @@ export function registerShareTokenRoutes(r: HttpServer, deps: InspectionRouteDep
         tags,
         summary: 'Make a read-only share token of the inspection (not in the spec)',
         description:
-          'Anyone holding the token reads, without an account or API key, this inspection only: its record, cameras and photo previews, annotations, measurements, extras and outputs (report files included), with the header `X-Share-Token: <token>` or the query parameter `share_token=<token>`. Every other call with it is a 403 (a write, another route) or a 404 (another inspection). The token is in this answer only.',
+          'Anyone holding the token reads, without an account or API key, this inspection only: its record, cameras and photo previews, annotations, measurements, extras and outputs (report files included, without share tokens or e-mail addresses), with the header `X-Share-Token: <token>` or the query parameter `share_token=<token>`. Every other call with it is a 403 (a write, another route) or a 404 (another inspection). The presigned URLs a holder gets last SHARE_TOKEN_URL_TTL_SECONDS (10 minutes). The token ends when revoked, at `expires_at`, or when its creator no longer sees the inspection (401 from then on). The token is in this answer only.',
         headers: S.AuthHeaders,
         params: S.IdParams,
         body: CreateBody,
@@ -43,7 +49,7 @@ export function registerShareTokenRoutes(r: HttpServer, deps: InspectionRouteDep
       },
     },
     async (request, reply) => {
-      const created = await deps.shareTokens.create(request.auth, request.params.id, request.body.label ?? '');
+      const created = await deps.shareTokens.create(request.auth, request.params.id, request.body.label ?? '', request.body.expires_in);
       reply.status(201);
       return created;
     },

@@ -5,12 +5,16 @@
 //   asset in place of the full one when the inspection was clipped (status 5);
 // - this service's own files: `report_pdf` and `report_json` once a report is available, and
 //   `input_zip` (the cloud's name for it) once the inputs ZIP is built.
+// A share holder (auth/share-tokens.ts) gets URLs that last SHARE_TOKEN_URL_TTL_SECONDS, and the
+// report's copy made for share holders (no share token, no e-mail address); a report built
+// before such copies existed is not listed to them.
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { Reconstruction } from '../pipeline/reconstruction.ts';
 import { ApiError } from '../../infra/http/errors.ts';
-import { DOWNLOAD_URL_TTL_SECONDS, type FileStore } from '../storage/inspection-files.ts';
+import { inspectionFiles, type FileStore } from '../storage/inspection-files.ts';
+import { downloadUrlSeconds } from '../auth/share-tokens.ts';
 
 export interface OutputRecord {
   output_type: string;
@@ -26,7 +30,8 @@ export class OutputService {
 
   async list(auth: AuthContext, id: number): Promise<OutputRecord[]> {
     const inspection = await this.access.requireInspection(auth, id);
-    const presign = (bucket: string, key: string) => this.files.store.presignGetUrl(bucket, key, DOWNLOAD_URL_TTL_SECONDS);
+    const urlSeconds = downloadUrlSeconds(auth);
+    const presign = (bucket: string, key: string) => this.files.store.presignGetUrl(bucket, key, urlSeconds);
     const outputs: OutputRecord[] = [];
     if (inspection.project_id !== null) {
       const cloudOutputs = await this.cloud.outputs(inspection.project_id).catch((err) => {
@@ -46,9 +51,20 @@ export class OutputService {
       outputs.push({ output_type: 'input_zip', url: await presign(this.files.bucket, inspection.inputs_zip_key) });
     }
     if (inspection.report_status === 'available' && inspection.report_pdf_key && inspection.report_json_key) {
-      outputs.push({ output_type: 'report_pdf', url: await presign(this.files.bucket, inspection.report_pdf_key) });
-      outputs.push({ output_type: 'report_json', url: await presign(this.files.bucket, inspection.report_json_key) });
+      const report = { pdf: inspection.report_pdf_key, json: inspection.report_json_key };
+      const readable = auth.share ? await this.shareHoldersCopy(report) : report;
+      if (readable) {
+        outputs.push({ output_type: 'report_pdf', url: await presign(this.files.bucket, readable.pdf) });
+        outputs.push({ output_type: 'report_json', url: await presign(this.files.bucket, readable.json) });
+      }
     }
     return outputs;
+  }
+
+  /** The keys of the report's copy for share holders, if it was made (reports built since issue 27). */
+  private async shareHoldersCopy(report: { pdf: string; json: string }): Promise<{ pdf: string; json: string } | undefined> {
+    const copy = { pdf: inspectionFiles.reportForShareHolders(report.pdf), json: inspectionFiles.reportForShareHolders(report.json) };
+    // The PDF is written after the JSON: its presence says both are there.
+    return (await this.files.store.headObject(this.files.bucket, copy.pdf)) ? copy : undefined;
   }
 }

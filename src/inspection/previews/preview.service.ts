@@ -18,7 +18,8 @@ import type { Kysely } from 'kysely';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
 import type { InspectionTables } from '../inspection.tables.ts';
-import { DOWNLOAD_URL_TTL_SECONDS, inspectionFiles, type FileStore } from '../storage/inspection-files.ts';
+import { inspectionFiles, type FileStore } from '../storage/inspection-files.ts';
+import { downloadUrlSeconds } from '../auth/share-tokens.ts';
 import { ApiError, notFound } from '../../infra/http/errors.ts';
 
 export const PREVIEW_SIZES = { thumb: 320, large: 2048 } as const;
@@ -70,7 +71,8 @@ export class PreviewService {
       });
       this.remember(key, dimensions);
     }
-    return { url: await this.files.store.presignGetUrl(bucket, key, DOWNLOAD_URL_TTL_SECONDS), size, ...dimensions };
+    // A share holder's URL lasts minutes (SHARE_TOKEN_URL_TTL_SECONDS): a revoked token's photos stop soon after.
+    return { url: await this.files.store.presignGetUrl(bucket, key, downloadUrlSeconds(auth)), size, ...dimensions };
   }
 
   private remember(key: string, dimensions: { width: number; height: number }): void {

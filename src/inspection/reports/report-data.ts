@@ -255,6 +255,18 @@ export async function collectReportData(db: Kysely<InspectionTables>, sources: R
   return { data, cameras };
 }
 
+/**
+ * The report as share holders read it (issue 27): no share token or link (a holder must not keep a
+ * way in that outlives the token they were given) and no e-mail address (no personal data beyond
+ * the names the report prints). Everything else is the report as built.
+ */
+export function shareHolderView(data: ReportData): ReportData {
+  const { share_token: _token, share_link: _link, ...rest } = data;
+  const { email: _reporterEmail, ...reportedBy } = data.reported_by;
+  const { email: _userEmail, ...user } = data.user;
+  return { ...rest, reported_by: reportedBy, user };
+}
+
 /** The example's `image_annotations`: totals by severity, and the annotations grouped by photo (photos in order of their first annotation). */
 function imageAnnotations(annotations: ReportAnnotation[], cameras: Map<number, CameraRow>): NonNullable<ReportData['image_annotations']> {
   const severity_summary: SeveritySummary = { level_1: 0, level_2: 0, level_3: 0, level_4: 0, level_5: 0, other: 0 };

@@ -6,7 +6,10 @@
 // With include_sharetoken (the default) each build makes a read-only share token of the inspection
 // for the user who asked (auth/share-tokens.ts) and prints its link: only the token's hash is
 // kept, so a link cannot be printed again; a failed build revokes its token. Older reports' tokens
-// stay valid until revoked (DELETE …/share_tokens/{id}/): a report already sent keeps working.
+// stay valid until revoked (DELETE …/share_tokens/{id}/) or expired: a report already sent keeps working.
+// Each build writes a second copy of both files for share holders (report-data.ts shareHolderView:
+// no share token, no e-mail), beside the first (inspectionFiles.reportForShareHolders), which the
+// outputs list hands them instead: a holder's way in ends with the token they were given.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { InspectionRow, InspectionTables, ReportOptions } from '../inspection.tables.ts';
@@ -21,8 +24,8 @@ import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
 import { conflict, notFound } from '../../infra/http/errors.ts';
 import { STALE_BUILD_MS, inspectionFiles, type FileStore } from '../storage/inspection-files.ts';
-import { collectReportData, type ReportAnnotation } from './report-data.ts';
-import { createReportDocument, drawReport } from './report-pdf.ts';
+import { collectReportData, shareHolderView, type ReportAnnotation, type ReportData } from './report-data.ts';
+import { createReportDocument, drawReport, type CropSource } from './report-pdf.ts';
 import { annotatedCrop } from './photo-crops.ts';
 import { rectangleOf } from '../annotations/annotation-data.ts';
 import { reportOptions } from './report-options.ts';
@@ -99,7 +102,9 @@ export class ReportService {
     ]);
     const { data, cameras } = await collectReportData(this.db, { inspection, annotations, measurements, extras, options, reportedBy, share });
     const photoBucket = inspection.project_id !== null && data.annotations?.length ? (await this.cloud.getProject(inspection.project_id)).bucket_name : this.files.bucket;
+    const forShareHolders = shareHolderView(data);
     await this.files.store.putObject(this.files.bucket, keys.json, Buffer.from(JSON.stringify(data, null, 2)), { contentType: 'application/json' });
+    await this.files.store.putObject(this.files.bucket, inspectionFiles.reportForShareHolders(keys.json), Buffer.from(JSON.stringify(forShareHolders, null, 2)), { contentType: 'application/json' });
 
     const crop = async (annotation: ReportAnnotation) => {
       const camera = cameras.get(annotation.photo.photo_id);
@@ -107,11 +112,28 @@ export class ReportService {
       // Within the image limits, or the reason in its place (photo-crops.ts).
       return annotatedCrop(this.images, photoBucket, camera.image_key, rectangleOf(annotation.coords_2d));
     };
+    // Both PDFs show the same crops: drawn side by side, each crop is cut once and forgotten
+    // once both have taken it (so no more than a few crops are held, however many annotations).
+    const crops = new Map<number, { crop: ReturnType<CropSource>; taken: number }>();
+    const cropOnce: CropSource = (annotation) => {
+      const entry = crops.get(annotation.id) ?? { crop: crop(annotation), taken: 0 };
+      if (++entry.taken === 2) crops.delete(annotation.id);
+      else crops.set(annotation.id, entry);
+      return entry.crop;
+    };
+    const written = await Promise.allSettled([
+      this.writePdf(keys.pdf, data, cropOnce),
+      this.writePdf(inspectionFiles.reportForShareHolders(keys.pdf), forShareHolders, cropOnce),
+    ]);
+    for (const outcome of written) if (outcome.status === 'rejected') throw outcome.reason;
+  }
+
+  private async writePdf(key: string, data: ReportData, crops: CropSource): Promise<void> {
     const doc = await createReportDocument(data);
-    const upload = this.files.store.putObject(this.files.bucket, keys.pdf, doc, { contentType: 'application/pdf' });
+    const upload = this.files.store.putObject(this.files.bucket, key, doc, { contentType: 'application/pdf' });
     upload.catch(() => undefined); // a store failure while drawing is awaited below, never left unhandled
     try {
-      await drawReport(doc, data, crop);
+      await drawReport(doc, data, crops);
       doc.end();
     } catch (err) {
       doc.destroy(err as Error);

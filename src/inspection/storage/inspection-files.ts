@@ -19,6 +19,8 @@ export const inspectionFiles = {
   /** A photo's preview made by sharp (previews/preview.service.ts), kept for the next request. */
   photoPreview: (inspectionId: number, photoId: number, size: string) => `inspection-service/inspections/${inspectionId}/previews/${photoId}-${size}.jpg`,
   reportJson: (inspectionId: number, generation: number) => `inspection-service/inspections/${inspectionId}/report/${generation}/report-${inspectionId}.json`,
+  /** The copy of a report file (reportPdf, reportJson) that share holders read: no share token, no e-mail (reports/report-data.ts shareHolderView). */
+  reportForShareHolders: (reportKey: string) => `${reportKey.slice(0, reportKey.lastIndexOf('/') + 1)}shared/${reportKey.slice(reportKey.lastIndexOf('/') + 1)}`,
 };
 
 /** A background build that has not finished within this long is considered dead and can be requested again. */
