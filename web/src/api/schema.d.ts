@@ -440,7 +440,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description `photo_id` must be the photo_id of a camera of the inspection; `data.coords_2d` four corners of an axis-aligned rectangle in 0..1; `number` is generated per inspection. With `?coords_3d=true` the service computes coords_3d: the reconstructed point nearest the camera along the ray through the centre of the rectangle (within a cone of half the smaller side of the rectangle, 3 to 25 px), in the output coordinate system (extras), metres; null when the inspection has no point cloud and calibrated cameras (engine `exif`) or no point lies in the cone. */
+        /** @description `photo_id` must be the photo_id of a camera of the inspection; `data.coords_2d` four corners of an axis-aligned rectangle in 0..1; `number` is generated per inspection. With `?coords_3d=true` the service computes coords_3d: the reconstructed point nearest the camera along the ray through the centre of the rectangle (within a cone of half the smaller side of the rectangle, 3 to 25 px), in the output coordinate system (extras), metres; null when the inspection has no point cloud and calibrated cameras (engine `exif`) or no point lies in the cone. An inspection holds at most INSPECTION_MAX_ANNOTATIONS annotations (400 on `inspection` beyond). */
         post: {
             parameters: {
                 query?: {
@@ -5118,9 +5118,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description `{results: [...]}` with every measurement of the inspection (at most INSPECTION_MAX_MEASUREMENTS); with `page` and/or `page_size`, one page of them in the envelope `{count, next, previous, results}`, as every list. */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    page?: number;
+                    page_size?: number;
+                };
                 header?: {
                     /** @description Organization to act for */
                     "vendor-organization-uuid"?: string;
@@ -5143,6 +5147,9 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            count?: number;
+                            next?: string | null;
+                            previous?: string | null;
                             results: {
                                 /** Format: date-time */
                                 created: string;
@@ -5277,7 +5284,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** @description Creates every measurement of the body or none. `geometry.type` is Point, LineString (2+ positions) or Polygon (rings of 4+ positions, closed); positions are three numbers; `bbox` is computed by the service. */
+        /** @description Creates every measurement of the body or none; none either when the inspection would hold more than INSPECTION_MAX_MEASUREMENTS (400 on `annotations`). `geometry.type` is Point, LineString (2+ positions) or Polygon (rings of 4+ positions, closed); positions are three numbers; `bbox` is computed by the service. */
         post: {
             parameters: {
                 query?: never;
@@ -6160,7 +6167,7 @@ export interface paths {
         };
         /**
          * A preview of a camera photo (not in the spec: the web console needs small thumbnails, never the originals)
-         * @description Made by the server once (EXIF orientation applied, JPEG) and kept, so that a client never downloads a 5–10 MB original to draw a thumbnail. `photo_id` is the camera's; before processing there are no cameras, hence 404.
+         * @description Made by the server once (EXIF orientation applied, JPEG) and kept, so that a client never downloads a 5–10 MB original to draw a thumbnail. `photo_id` is the camera's; before processing there are no cameras, hence 404. A photo over the image limits (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS) or that cannot be decoded has no preview of any size: 422 `image_too_large` or `image_unreadable` with the reason in `detail`.
          */
         get: {
             parameters: {
@@ -6257,6 +6264,20 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7074,10 +7095,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Share tokens of the inspection, revoked ones included (never the tokens themselves) */
+        /**
+         * Share tokens of the inspection, revoked ones included (never the tokens themselves)
+         * @description A list as every other: `page`/`page_size` page it (reports make a token each time they ask for their link, so the list grows).
+         */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    page?: number;
+                    page_size?: number;
+                };
                 header?: {
                     /** @description Organization to act for */
                     "vendor-organization-uuid"?: string;
@@ -7104,12 +7131,37 @@ export interface paths {
                             created_at: string;
                             /** @description The user who made it (a report asking for its link makes one for the user who asked) */
                             created_by: number;
+                            /**
+                             * Format: date-time
+                             * @description When the token stops opening the inspection (it also stops when revoked, or when its creator no longer sees the inspection)
+                             */
+                            expires_at: string;
                             id: number;
                             inspection: number;
                             label: string;
                             /** Format: date-time */
                             revoked_at: string | null;
-                        }[];
+                        }[] | {
+                            count: number;
+                            next: string | null;
+                            previous: string | null;
+                            results: {
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The user who made it (a report asking for its link makes one for the user who asked) */
+                                created_by: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the token stops opening the inspection (it also stops when revoked, or when its creator no longer sees the inspection)
+                                 */
+                                expires_at: string;
+                                id: number;
+                                inspection: number;
+                                label: string;
+                                /** Format: date-time */
+                                revoked_at: string | null;
+                            }[];
+                        };
                     };
                 };
                 /** @description Field name -> list of messages */
@@ -7198,7 +7250,7 @@ export interface paths {
         put?: never;
         /**
          * Make a read-only share token of the inspection (not in the spec)
-         * @description Anyone holding the token reads, without an account or API key, this inspection only: its record, cameras and photo previews, annotations, measurements, extras and outputs (report files included), with the header `X-Share-Token: <token>` or the query parameter `share_token=<token>`. Every other call with it is a 403 (a write, another route) or a 404 (another inspection). The token is in this answer only.
+         * @description Anyone holding the token reads, without an account or API key, this inspection only: its record, cameras and photo previews, annotations, measurements, extras and outputs (report files included, without share tokens or e-mail addresses), with the header `X-Share-Token: <token>` or the query parameter `share_token=<token>`. Every other call with it is a 403 (a write, another route) or a 404 (another inspection). The presigned URLs a holder gets last SHARE_TOKEN_URL_TTL_SECONDS (10 minutes). The token ends when revoked, at `expires_at`, or when its creator no longer sees the inspection (401 from then on). The token is in this answer only.
          */
         post: {
             parameters: {
@@ -7219,6 +7271,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Seconds the token lives (default SHARE_TOKEN_TTL_SECONDS, 30 days; at most SHARE_TOKEN_MAX_TTL_SECONDS, 90 days, else a 400) */
+                        expires_in?: number;
                         /** @description What the token is for, e.g. who it was sent to */
                         label?: string;
                     };
@@ -7236,6 +7290,11 @@ export interface paths {
                             created_at: string;
                             /** @description The user who made it (a report asking for its link makes one for the user who asked) */
                             created_by: number;
+                            /**
+                             * Format: date-time
+                             * @description When the token stops opening the inspection (it also stops when revoked, or when its creator no longer sees the inspection)
+                             */
+                            expires_at: string;
                             id: number;
                             inspection: number;
                             label: string;
