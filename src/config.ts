@@ -141,6 +141,14 @@ export interface S3Config {
   roleArn: string | undefined;
   /** What clients reach (endpoint_override, presigned URLs); default the S3 endpoint. */
   publicEndpoint: string | undefined;
+  /** shared: one role (roleArn), the session policy limits the prefix; per-prefix: a role per prefix (per-prefix-roles.ts). */
+  roleMode: 'shared' | 'per-prefix';
+  /** The services' own user (accessKeyId's), the only principal per-prefix roles trust. */
+  userArn: string | undefined;
+  /** IAM (per-prefix roles, the shared role's MaxSessionDuration); default the STS endpoint, or AWS's global IAM. */
+  iamEndpoint: string;
+  /** Start although the start-up self-check of the issued credentials failed (logged as a warning). */
+  unsafeRoleOk: boolean;
 }
 
 /** A bad value stops the start (main prints the message, which names every bad variable). */
@@ -410,7 +418,7 @@ function s3Config(v: EnvReader): S3Config | undefined {
   const http = ['http:', 'https:'];
   const endpoint = v.url('S3_ENDPOINT', http);
   if (!bucket) {
-    for (const name of ['S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_ROLE_ARN', 'S3_STS_ENDPOINT']) {
+    for (const name of ['S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_ROLE_ARN', 'S3_STS_ENDPOINT', 'S3_ROLE_MODE', 'S3_USER_ARN', 'S3_IAM_ENDPOINT']) {
       if (v.string(name)) v.problems.push(`${name} is set but S3_BUCKET is not: set S3_BUCKET to use an S3 store, or unset the S3_* variables for the embedded one`);
     }
     return undefined;
@@ -418,6 +426,11 @@ function s3Config(v: EnvReader): S3Config | undefined {
   const accessKeyId = v.string('S3_ACCESS_KEY_ID');
   const secretAccessKey = v.string('S3_SECRET_ACCESS_KEY');
   if (!accessKeyId || !secretAccessKey) v.problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are needed with S3_BUCKET (the credentials that may call STS AssumeRole)');
+  const stsEndpoint = v.url('S3_STS_ENDPOINT', http) ?? endpoint;
+  const roleMode = v.oneOf('S3_ROLE_MODE', ['shared', 'per-prefix'] as const, 'shared');
+  const userArn = v.string('S3_USER_ARN')?.trim();
+  if (userArn !== undefined && !/^arn:[\w-]+:iam::[^:]*:user\/\S+$/.test(userArn)) v.problems.push(`S3_USER_ARN must be a user's ARN such as arn:aws:iam::123456789012:user/uploads (Ceph RGW: arn:aws:iam:::user/uploads), got "${userArn}"`);
+  if (roleMode === 'per-prefix' && !userArn) v.problems.push("S3_USER_ARN is needed with S3_ROLE_MODE=per-prefix: the ARN of S3_ACCESS_KEY_ID's user, the only principal the per-prefix roles trust");
   return {
     endpoint,
     region: v.string('S3_REGION') ?? 'us-east-1',
@@ -425,8 +438,12 @@ function s3Config(v: EnvReader): S3Config | undefined {
     accessKeyId: accessKeyId ?? '',
     secretAccessKey: secretAccessKey ?? '',
     forcePathStyle: v.bool('S3_FORCE_PATH_STYLE', endpoint !== undefined),
-    stsEndpoint: v.url('S3_STS_ENDPOINT', http) ?? endpoint,
+    stsEndpoint,
     roleArn: v.string('S3_ROLE_ARN'),
     publicEndpoint: v.url('S3_PUBLIC_ENDPOINT', http) ?? endpoint,
+    roleMode,
+    userArn,
+    iamEndpoint: v.url('S3_IAM_ENDPOINT', http) ?? stsEndpoint ?? 'https://iam.amazonaws.com',
+    unsafeRoleOk: v.bool('S3_UNSAFE_ROLE_OK', false),
   };
 }

@@ -77,12 +77,12 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
     if (config.s3) {
       // An external S3 store: objects and temporary credentials come from it (STS AssumeRole);
       // nothing is kept on local disk and no embedded endpoint runs (docs: README, deployment).
+      // `serve` issues the clients' credentials: it first checks that they cannot leave their prefix
+      // (s3-role-self-check.ts), and refuses to start otherwise.
       const s3 = config.s3;
-      const settings = { endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
       // Loaded here only: the AWS SDK's S3 and STS clients hold ~40 MB that the embedded store never uses.
-      const [{ S3ObjectStore }, { StsCredentialIssuer }] = await Promise.all([import('./infra/storage/s3-object-store.ts'), import('./infra/storage/sts-credential-issuer.ts')]);
-      store = new S3ObjectStore({ ...settings, forcePathStyle: s3.forcePathStyle, publicEndpoint: s3.publicEndpoint });
-      issuer = new StsCredentialIssuer({ ...settings, stsEndpoint: s3.stsEndpoint, roleArn: s3.roleArn, publicEndpoint: s3.publicEndpoint });
+      const { openExternalStore } = await import('./infra/storage/external-store.ts');
+      ({ store, issuer } = await openExternalStore(s3, { credentialsTtlSeconds: config.storageCredentialsTtl, selfCheck: role === 'serve', logger }));
       urls.storage = s3.publicEndpoint ?? `https://s3.${s3.region}.amazonaws.com`;
     } else if (role === 'serve') {
       const masterKey = readOrCreateKey(config.dataDir, 'storage-master.key');

@@ -16,6 +16,7 @@ import type { CredentialResolver, CredentialScope } from './embedded-credentials
 import { assertValidKey } from './key-layout.ts';
 import type { LocalDiskObjectStore } from './local-disk-store.ts';
 import { S3Error, toS3Error } from './s3-errors.ts';
+import { ACL_TAKING_OPERATIONS, refuseAclHeaders } from './acl-headers.ts';
 import * as ops from './s3-operations.ts';
 import { bodyStillAwaited, discardRemainingBody, header, markContinuePending, parseTarget, queryValue, type RequestTarget } from './s3-request.ts';
 import { errorXml } from './s3-xml.ts';
@@ -232,6 +233,7 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
       operation = chosen.name;
       const scope = auth.credential.scope;
       authorize(scope, chosen.access, target, chosen.name);
+      if (ACL_TAKING_OPERATIONS.has(operation)) refuseAclHeaders(req.headers); // every object is private (acl-headers.ts)
       if (chosen.access.kind === 'service') {
         ops.listBuckets(res, store, scope, startedAt);
         return;

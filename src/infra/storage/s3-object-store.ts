@@ -57,12 +57,13 @@ const ERROR_CODES: Record<string, StorageErrorCode> = {
   InvalidArgument: 'InvalidArgument',
 };
 
-export function s3ClientFor(settings: Omit<S3StoreSettings, 'publicEndpoint'> & { endpoint: string | undefined }): S3Client {
+/** A client of the store; `sessionToken` for temporary credentials (the start-up self-check's probes). */
+export function s3ClientFor(settings: Omit<S3StoreSettings, 'publicEndpoint'> & { endpoint: string | undefined; sessionToken?: string }): S3Client {
   return new S3Client({
     endpoint: settings.endpoint,
     region: settings.region,
     forcePathStyle: settings.forcePathStyle,
-    credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
+    credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey, sessionToken: settings.sessionToken },
     // Checksums only when the operation requires them: S3-compatible stores other than AWS do
     // not all accept the SDK's default CRC32 trailers (Ceph 16 does not).
     requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -74,6 +75,7 @@ export class S3ObjectStore implements ObjectStore {
   readonly client: S3Client;
   /** Signs presigned URLs for the public endpoint (the same client when it is the same). */
   private readonly publicClient: S3Client;
+  private readonly prefixListeners: ((bucket: string, prefix: string) => Promise<void> | void)[] = [];
 
   constructor(readonly settings: S3StoreSettings) {
     this.client = s3ClientFor(settings);
@@ -118,7 +120,17 @@ export class S3ObjectStore implements ObjectStore {
     await this.send(() => this.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
   }
 
+  /**
+   * Called, and awaited, at the start of every deletePrefix, before any object goes: with per-prefix
+   * roles (system.ts) the prefix's role is deleted first, so its credentials stop before the objects
+   * they could still be writing are removed.
+   */
+  onPrefixDeleted(listener: (bucket: string, prefix: string) => Promise<void> | void): void {
+    this.prefixListeners.push(listener);
+  }
+
   async deletePrefix(bucket: string, prefix: string): Promise<number> {
+    for (const listener of this.prefixListeners) await listener(bucket, prefix);
     // Multipart uploads in progress first, so no part lands after the listing. A store that cannot
     // list them (s3rver: NotImplemented) has none this could abort; its lifecycle rules apply.
     for (let keyMarker: string | undefined, uploadIdMarker: string | undefined; ; ) {

@@ -111,6 +111,20 @@ interface Statement {
 const list = (value: string | string[] | undefined): string[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
 /**
+ * A Deny of s3:PutObject whose every condition is on an ACL header (s3:x-amz-acl, s3:x-amz-grant-*),
+ * as the services' session policy has (sts-policies.ts): what it denies this endpoint refuses
+ * anyway, so it is accepted and needs no enforcing. Any other Deny would narrow the credentials in
+ * ways they cannot express, and is refused.
+ */
+function deniesOnlyAclHeaders(statement: Statement): boolean {
+  const conditions = statement.Condition;
+  if (!conditions || typeof conditions !== 'object') return false;
+  const keys = Object.values(conditions as Record<string, unknown>).flatMap((block) => (block && typeof block === 'object' ? Object.keys(block) : ['?']));
+  const actions = list(statement.Action);
+  return actions.length > 0 && actions.every((a) => a === 's3:PutObject') && keys.length > 0 && keys.every((k) => k === 's3:x-amz-acl' || k.startsWith('s3:x-amz-grant-'));
+}
+
+/**
  * The one bucket and prefix a session policy allows reading and writing under, and the prefixes it
  * allows only reading: its object statements' resources `arn:aws:s3:::<bucket>/<prefix>*` name one
  * bucket; exactly one prefix is allowed at least GetObject and PutObject (s3:* or s3:*Object
@@ -130,7 +144,8 @@ export function scopeOfPolicy(raw: string | null): { bucket: string; prefix: str
   const scopes = new Map<string, Set<string>>();
   const buckets = new Set<string>();
   for (const statement of statements) {
-    if (statement.Effect !== 'Allow') throw new StsError('MalformedPolicyDocument', 'Only Allow statements are supported by this store.');
+    if (statement.Effect === 'Deny' && deniesOnlyAclHeaders(statement)) continue; // the endpoint refuses ACL headers itself (acl-headers.ts)
+    if (statement.Effect !== 'Allow') throw new StsError('MalformedPolicyDocument', 'Only Allow statements, and Deny statements of PutObject with ACL headers, are supported by this store.');
     for (const resource of list(statement.Resource)) {
       const m = /^arn:aws:s3:::([^/*]+)(?:\/(.*))?$/.exec(resource);
       if (!m) throw new StsError('MalformedPolicyDocument', `Unsupported resource "${resource}": use arn:aws:s3:::<bucket>/<prefix>*.`);

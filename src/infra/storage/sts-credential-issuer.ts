@@ -1,14 +1,30 @@
 // Temporary credentials from the store itself: STS AssumeRole with an inline session policy that
 // allows reads and writes under one key prefix (and reads under the read-only prefixes asked for),
-// for the duration the services promise. Works
-// with AWS (S3_ROLE_ARN names the role to assume), MinIO (which ignores the role), Ceph RGW (a
-// role with S3 rights on the bucket) and the embedded `storage` process (storage-sts.ts).
+// for the duration the services promise, clamped to what the role allows. Works with AWS
+// (S3_ROLE_ARN names the role to assume), MinIO (which ignores the role), Ceph RGW and the embedded
+// `storage` process (storage-sts.ts).
 //
-// On Ceph RGW 16 a damaged session policy fails open to the role's own policy
-// (shared/tools/ceph-rgw/README.md): give the role no more than the bucket the services use.
+// Two modes (S3_ROLE_MODE):
+// - shared: one role (S3_ROLE_ARN) for every prefix; the session policy is the only prefix limit.
+//   Sound where session policies hold (AWS, MinIO, `storage`). Not on Ceph RGW 16, which falls back
+//   to the role's own policy when a tampered token's session policy no longer parses.
+// - per-prefix: a role per prefix whose own policy is the prefix limit (per-prefix-roles.ts).
+// The start-up self-check (s3-role-self-check.ts) finds out which one a store needs.
+//
+// Lifetime: STORAGE_CREDENTIALS_TTL (12 h by default) is longer than a role's default maximum
+// session (1 h on AWS and RGW), which STS refuses. The role's MaxSessionDuration is read through
+// IAM GetRole when allowed; otherwise a refused duration is retried at 1 h and remembered.
+//
+// A failure is logged with the store's code and answered 503 with its cause in words (sts-errors.ts).
 import crypto from 'node:crypto';
+import type { Logger } from 'pino';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import type { CredentialIssuer, IssueOptions, TemporaryCredentials } from './object-store.ts';
+import type { IamQueryClient } from './iam-query.ts';
+import type { PerPrefixRoles } from './per-prefix-roles.ts';
+import { prefixPolicy } from './sts-policies.ts';
+import { describeStsFailure, errorCode, isDurationRefusal, readBareErrorCodes } from './sts-errors.ts';
+import { unavailable } from '../http/errors.ts';
 
 export interface StsIssuerSettings {
   /** STS endpoint; undefined: AWS STS of the region. */
@@ -16,73 +32,147 @@ export interface StsIssuerSettings {
   region: string;
   accessKeyId: string;
   secretAccessKey: string;
-  /** Required by AWS; MinIO ignores it; a placeholder ARN is sent when unset. */
+  /** Shared mode's role; required by AWS and RGW; MinIO ignores it; a placeholder ARN is sent when unset. */
   roleArn: string | undefined;
   /** What clients are told to use as `endpoint_override`; undefined on AWS S3 itself. */
   publicEndpoint: string | undefined;
+  /** Per-prefix mode: where the roles come from. Unset: shared mode. */
+  roles?: PerPrefixRoles;
+  /** Reads the shared role's MaxSessionDuration (GetRole); unset or refused: learned from STS's refusals. */
+  iam?: IamQueryClient;
+  logger?: Logger;
 }
 
 /** AWS accepts 900 s to the role's maximum (an hour by default); shorter requests are raised to 900. */
 export const STS_MIN_DURATION_SECONDS = 900;
+/** IAM's default MaxSessionDuration, on AWS and RGW: the lifetime tried when a longer one is refused. */
+const DEFAULT_ROLE_MAX_SECONDS = 3600;
+const PLACEHOLDER_ROLE_ARN = 'arn:aws:iam::000000000000:role/open-inspection-uploads';
+/** How long a role made a moment ago may stay invisible to STS (IAM is eventually consistent on AWS). */
+const NEW_ROLE_RETRY_MS = [500, 1000, 2000, 4000, 8000];
 
-/**
- * The session policy: objects under the prefix (read, write, delete, multipart), objects under the
- * read-only prefixes (read), and a listing of all of them.
- */
+/** The session policy as AssumeRole's `Policy` parameter (compact JSON: see iam-query.ts on RGW). */
 export function prefixSessionPolicy(bucket: string, prefix: string, readOnlyPrefixes: string[] = []): string {
-  return JSON.stringify({
-    Version: '2012-10-17',
-    Statement: [
-      {
-        Effect: 'Allow',
-        Action: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
-        Resource: [`arn:aws:s3:::${bucket}/${prefix}*`],
-      },
-      ...(readOnlyPrefixes.length ? [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: readOnlyPrefixes.map((p) => `arn:aws:s3:::${bucket}/${p}*`) }] : []),
-      {
-        Effect: 'Allow',
-        Action: ['s3:ListBucket'],
-        Resource: [`arn:aws:s3:::${bucket}`],
-        Condition: { StringLike: { 's3:prefix': [prefix, ...readOnlyPrefixes].map((p) => `${p}*`) } },
-      },
-    ],
-  });
+  return JSON.stringify(prefixPolicy(bucket, prefix, readOnlyPrefixes));
 }
 
 export class StsCredentialIssuer implements CredentialIssuer {
   private readonly sts: STSClient;
+  /** Longest session each role grants, seconds, once known (GetRole, or a refused duration). */
+  private readonly roleMaxSeconds = new Map<string, number>();
+  private sharedRoleMax: Promise<void> | undefined;
 
   constructor(private readonly settings: StsIssuerSettings) {
-    this.sts = new STSClient({
-      endpoint: settings.stsEndpoint,
-      region: settings.region,
-      credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
-    });
+    this.sts = stsClient(settings.stsEndpoint, settings.region, settings);
+  }
+
+  get mode(): 'shared' | 'per-prefix' {
+    return this.settings.roles ? 'per-prefix' : 'shared';
+  }
+
+  /** The role a credential for `prefix` is issued from (per-prefix: made if need be). */
+  async roleArnFor(bucket: string, prefix: string, readOnlyPrefixes: string[] = []): Promise<string> {
+    return this.settings.roles ? (await this.settings.roles.roleFor(bucket, prefix, readOnlyPrefixes)).arn : (this.settings.roleArn ?? PLACEHOLDER_ROLE_ARN);
   }
 
   async issue(bucket: string, prefix: string, ttlSeconds: number, options: IssueOptions = {}): Promise<TemporaryCredentials> {
     const readOnlyPrefixes = options.readOnlyPrefixes ?? [];
-    const out = await this.sts.send(
-      new AssumeRoleCommand({
-        RoleArn: this.settings.roleArn ?? 'arn:aws:iam::000000000000:role/open-inspection-uploads',
-        // At most 64 characters of [\w+=,.@-]: a digest of the prefix says which credential it was in logs.
-        RoleSessionName: `oi-${crypto.createHash('sha256').update(`${bucket}/${prefix}`).digest('hex').slice(0, 32)}`,
-        Policy: prefixSessionPolicy(bucket, prefix, readOnlyPrefixes),
-        DurationSeconds: Math.max(STS_MIN_DURATION_SECONDS, Math.round(ttlSeconds)),
-      }),
-    );
-    const c = out.Credentials;
-    if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken || !c.Expiration) throw new Error('STS AssumeRole answered without credentials');
-    return {
-      accessKeyId: c.AccessKeyId,
-      secretAccessKey: c.SecretAccessKey,
-      sessionToken: c.SessionToken,
-      expiration: c.Expiration,
-      bucket,
-      prefix,
-      readOnlyPrefixes,
-      region: this.settings.region,
-      endpoint: this.settings.publicEndpoint,
-    };
+    let roleArn = this.settings.roleArn;
+    let fresh = false;
+    let duration = Math.max(STS_MIN_DURATION_SECONDS, Math.round(ttlSeconds));
+    try {
+      if (this.settings.roles) {
+        const role = await this.settings.roles.roleFor(bucket, prefix, readOnlyPrefixes);
+        roleArn = role.arn;
+        fresh = role.created;
+        if (role.maxSessionDuration) this.roleMaxSeconds.set(role.arn, role.maxSessionDuration);
+      } else {
+        await (this.sharedRoleMax ??= this.readSharedRoleMax());
+      }
+      duration = this.clamp(roleArn, duration);
+      const c = await this.assume(roleArn, prefixSessionPolicy(bucket, prefix, readOnlyPrefixes), duration, `${bucket}/${prefix}`, fresh);
+      return {
+        accessKeyId: c.AccessKeyId,
+        secretAccessKey: c.SecretAccessKey,
+        sessionToken: c.SessionToken,
+        expiration: c.Expiration,
+        bucket,
+        prefix,
+        readOnlyPrefixes,
+        region: this.settings.region,
+        endpoint: this.settings.publicEndpoint,
+      };
+    } catch (err) {
+      const failure = describeStsFailure(err, { roleArn, durationSeconds: duration, endpoint: this.settings.stsEndpoint });
+      this.settings.logger?.error({ code: failure.code, status: failure.status, roleArn, bucket, prefix, durationSeconds: duration, mode: this.mode }, `storage credentials: ${failure.words}`);
+      throw unavailable(`Storage credentials could not be issued: ${failure.words}.`);
+    }
   }
+
+  /** AssumeRole; a refused duration is retried at IAM's default maximum, a role made a moment ago until IAM shows it. */
+  private async assume(roleArn: string | undefined, policy: string, duration: number, scope: string, freshRole: boolean) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const out = await this.sts.send(
+          new AssumeRoleCommand({
+            RoleArn: roleArn ?? PLACEHOLDER_ROLE_ARN,
+            // At most 64 characters of [\w+=,.@-]: a digest of the prefix says which credential it was in logs.
+            RoleSessionName: `oi-${crypto.createHash('sha256').update(scope).digest('hex').slice(0, 32)}`,
+            Policy: policy,
+            DurationSeconds: duration,
+          }),
+        );
+        const c = out.Credentials;
+        if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken || !c.Expiration) throw new Error('STS AssumeRole answered without credentials');
+        return { AccessKeyId: c.AccessKeyId, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken, Expiration: c.Expiration };
+      } catch (err) {
+        if (duration > DEFAULT_ROLE_MAX_SECONDS && isDurationRefusal(err)) {
+          this.settings.logger?.warn(
+            { roleArn, refusedSeconds: duration, usedSeconds: DEFAULT_ROLE_MAX_SECONDS },
+            'storage credentials: the role refuses sessions as long as STORAGE_CREDENTIALS_TTL; issuing them for 1 hour (raise the role\'s MaxSessionDuration, or lower STORAGE_CREDENTIALS_TTL)',
+          );
+          if (roleArn) this.roleMaxSeconds.set(roleArn, DEFAULT_ROLE_MAX_SECONDS);
+          duration = DEFAULT_ROLE_MAX_SECONDS;
+          continue;
+        }
+        const { code } = errorCode(err);
+        if (freshRole && attempt < NEW_ROLE_RETRY_MS.length && (code === 'AccessDenied' || code === 'NoSuchEntity')) {
+          await new Promise((resolve) => setTimeout(resolve, NEW_ROLE_RETRY_MS[attempt]));
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  private clamp(roleArn: string | undefined, duration: number): number {
+    const max = roleArn ? this.roleMaxSeconds.get(roleArn) : undefined;
+    return max ? Math.max(STS_MIN_DURATION_SECONDS, Math.min(duration, max)) : duration;
+  }
+
+  /** The shared role's MaxSessionDuration through IAM GetRole, once; a refusal (no IAM rights, MinIO) leaves it to STS. */
+  private async readSharedRoleMax(): Promise<void> {
+    const arn = this.settings.roleArn;
+    if (!arn || !this.settings.iam) return;
+    const name = arn.slice(arn.lastIndexOf('/') + 1);
+    try {
+      const role = await this.settings.iam.getRole(name);
+      if (role?.maxSessionDuration) this.roleMaxSeconds.set(arn, role.maxSessionDuration);
+    } catch (err) {
+      this.settings.logger?.debug({ err, roleArn: arn }, 'storage credentials: the role\'s MaxSessionDuration could not be read (IAM GetRole); a refused lifetime is retried at 1 hour');
+    }
+  }
+}
+
+/** An STS client that reads Ceph RGW's bare error documents (sts-errors.ts). */
+export function stsClient(endpoint: string | undefined, region: string, credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }): STSClient {
+  const client = new STSClient({
+    endpoint,
+    region,
+    credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey, sessionToken: credentials.sessionToken },
+    // A refusal is an answer, not a fault: the SDK's retries (3 attempts with backoff) would only delay it.
+    maxAttempts: 2,
+  });
+  readBareErrorCodes(client);
+  return client;
 }

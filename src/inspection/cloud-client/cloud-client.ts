@@ -123,7 +123,9 @@ export class CloudClient {
       const code = (parsed as { code?: string } | undefined)?.code ?? 'cloud_error';
       throw new ApiError(response.status, code, detail);
     }
-    throw unavailable(`The cloud processing service answered ${response.status} to ${method} ${path}.`);
+    // A 503 of the cloud says which dependency is down and why (e.g. the S3 store's STS): passed on.
+    const cause = response.status === 503 ? (parsed as { detail?: unknown } | undefined)?.detail : undefined;
+    throw unavailable(`The cloud processing service answered ${response.status} to ${method} ${path}${typeof cause === 'string' ? `: ${cause}` : '.'}`);
   }
 
   private async accessToken(): Promise<string> {

@@ -1,0 +1,119 @@
+// One IAM role per key prefix (S3_ROLE_MODE=per-prefix): the limit to one project's prefix lives in
+// the role's own policy, on the store, where a client cannot tamper with it.
+//
+// Why: Ceph RGW 16 decrypts a session token whose bytes were changed and, when the session policy
+// inside no longer parses, falls back to the role's own policy (316 of 464 single-bit flips of an
+// issued token wrote into another inspection's prefix with a shared bucket-wide role). With a role
+// per prefix the fallback is that prefix again: 0 of 300 flips wrote outside it
+// (test/storage-rgw.test.ts).
+//
+// Each role:
+// - is named after a digest of bucket and prefix (`oi-<40 hex>`, path /open-inspection/), so every
+//   process finds the same role without a table of its own, and is made on the first credential
+//   asked for its prefix;
+// - allows only what the session policy allows (one document, sts-policies.ts): objects under the
+//   prefix, reads under the read-only prefixes, a listing of them; no bucket action, no ACL;
+// - is trusted by the services' own user only (S3_USER_ARN), and refuses every role session
+//   (`aws:userid` of a role session is "<role id>:<session name>"; a user's has no colon), so
+//   credentials it issued cannot assume it or a sibling again (role chaining);
+// - is deleted, with its policy, when its prefix is (the project's deletion calls deletePrefix):
+//   on RGW the credentials issued for it stop at once (their next request is 403).
+import crypto from 'node:crypto';
+import type { Logger } from 'pino';
+import { IamError, type IamQueryClient } from './iam-query.ts';
+import { prefixPolicy } from './sts-policies.ts';
+
+export const ROLE_PATH = '/open-inspection/';
+const POLICY_NAME = 'prefix';
+/** IAM's bounds of MaxSessionDuration. */
+const MIN_MAX_SESSION = 3600;
+const MAX_MAX_SESSION = 43_200;
+
+export interface PerPrefixRolesSettings {
+  iam: IamQueryClient;
+  /** The only principal the roles trust: the services' own user (S3_ACCESS_KEY_ID's). */
+  trustedPrincipalArn: string;
+  /** The credentials' lifetime, seconds: the roles' MaxSessionDuration (within IAM's 3600-43200). */
+  sessionSeconds: number;
+  logger: Logger;
+}
+
+export interface PrefixRole {
+  arn: string;
+  /** Longest session the role grants, seconds. */
+  maxSessionDuration: number | undefined;
+  /** Made by this call: IAM may take a few seconds before AssumeRole sees it (AWS). */
+  created: boolean;
+}
+
+/** `oi-` and 40 hex digits of SHA-256(bucket/prefix): within IAM's 64 characters, the same in every process. */
+export function roleNameFor(bucket: string, prefix: string): string {
+  return `oi-${crypto.createHash('sha256').update(`${bucket}/${prefix}`).digest('hex').slice(0, 40)}`;
+}
+
+/** Trusted by `principalArn` only; no role session may assume it (see the head comment). */
+export function prefixRoleTrustPolicy(principalArn: string): object {
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      { Effect: 'Allow', Principal: { AWS: [principalArn] }, Action: ['sts:AssumeRole'] },
+      { Effect: 'Deny', Principal: { AWS: ['*'] }, Action: ['sts:AssumeRole'], Condition: { StringLike: { 'aws:userid': ['*:*'] } } },
+    ],
+  };
+}
+
+export class PerPrefixRoles {
+  /** Roles made ready (policy written) by this process, by name: once per process and prefix. */
+  private readonly ready = new Map<string, Promise<PrefixRole>>();
+
+  constructor(private readonly settings: PerPrefixRolesSettings) {}
+
+  /** The role of `prefix`, made (or its policy rewritten, once per process) as needed. */
+  roleFor(bucket: string, prefix: string, readOnlyPrefixes: string[]): Promise<PrefixRole> {
+    const name = roleNameFor(bucket, prefix);
+    let role = this.ready.get(name);
+    if (!role) {
+      role = this.prepare(name, bucket, prefix, readOnlyPrefixes);
+      this.ready.set(name, role);
+      role.catch(() => this.ready.delete(name)); // asked again next time
+    }
+    return role;
+  }
+
+  /** Deletes the role of `prefix` (and its policy); its credentials stop. Nothing to do when there is none. */
+  async remove(bucket: string, prefix: string): Promise<void> {
+    const name = roleNameFor(bucket, prefix);
+    this.ready.delete(name);
+    const { iam } = this.settings;
+    const hadPolicy = await iam.deleteRolePolicy(name, POLICY_NAME);
+    const hadRole = await iam.deleteRole(name);
+    if (hadPolicy || hadRole) this.settings.logger.info({ role: name, bucket, prefix }, 'storage: per-prefix role deleted with its prefix');
+    this.ready.delete(name); // a roleFor() that ran meanwhile made it again: forget it too
+  }
+
+  private async prepare(name: string, bucket: string, prefix: string, readOnlyPrefixes: string[]): Promise<PrefixRole> {
+    const { iam } = this.settings;
+    let created = false;
+    let role = await iam.getRole(name);
+    if (!role) {
+      try {
+        role = await iam.createRole({
+          name,
+          path: ROLE_PATH,
+          trustPolicy: prefixRoleTrustPolicy(this.settings.trustedPrincipalArn),
+          maxSessionDuration: Math.min(MAX_MAX_SESSION, Math.max(MIN_MAX_SESSION, Math.ceil(this.settings.sessionSeconds))),
+          description: `open-inspection: objects under ${bucket}/${prefix}`.slice(0, 1000),
+        });
+        created = true;
+      } catch (err) {
+        // Another process made it a moment ago.
+        if (!(err instanceof IamError && err.code === 'EntityAlreadyExists')) throw err;
+        role = await iam.getRole(name);
+        if (!role) throw err;
+      }
+    }
+    // Written every first time a process uses the role: a role made by an older version gets today's policy.
+    await iam.putRolePolicy(name, POLICY_NAME, prefixPolicy(bucket, prefix, readOnlyPrefixes));
+    return { arn: role.arn, maxSessionDuration: role.maxSessionDuration, created };
+  }
+}
