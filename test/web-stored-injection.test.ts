@@ -99,7 +99,7 @@ async function showTooltip(page: Page, label: string): Promise<void> {
 async function payloadEffects(page: Page): Promise<{ styles: number; images: string[]; before: string; after: string }> {
   return page.evaluate(() => ({
     styles: document.querySelectorAll('style').length,
-    images: [...document.querySelectorAll('img')].filter((img) => img.hasAttribute('onerror') || /beacon/.test(img.src)).map((img) => img.outerHTML),
+    images: Array.from(document.querySelectorAll('img')).filter((img) => img.hasAttribute('onerror') || /beacon/.test(img.src)).map((img) => img.outerHTML),
     before: getComputedStyle(document.body, '::before').content,
     after: getComputedStyle(document.body, '::after').content,
   }));
