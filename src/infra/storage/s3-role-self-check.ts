@@ -3,14 +3,15 @@
 // would, what the review of issue 27 did on Ceph RGW 16:
 //   role-chaining        AssumeRole again, without a session policy (the role's full rights);
 //   write-outside        PutObject beside its prefix;
-//   public-acl           PutObject with `x-amz-acl: public-read` inside its prefix;
-//   public-acl-multipart the same through a multipart upload, then an anonymous GET of the object
-//                        (RGW 16 ignores ACL conditions there: the bucket's IgnorePublicAcls must hold);
+//   public-acl           PutObject with `x-amz-acl: public-read` inside its prefix, then a GET of
+//                        it without credentials (a store that ignores ACLs, as MinIO, passes);
+//   public-acl-multipart the same through a multipart upload (RGW 16 ignores the policy's ACL
+//                        conditions there: the bucket's IgnorePublicAcls must hold);
 //   tampered-token       writes beside its prefix with single-bit flips of its session token (RGW 16
 //                        falls back to the role's own policy when the session policy no longer parses);
 //   role-bucket-rights   with the role's own rights (AssumeRole by the services, no session policy):
 //                        the bucket's policy, ACL and public-access block must be out of reach;
-//   role-public-acl      ... and so must a PutObject with a public ACL.
+//   role-public-acl      ... and so must an object made public by its ACL.
 // Anything that succeeds stops the start with what and how to fix it (enforceSelfCheck), unless
 // S3_UNSAFE_ROLE_OK=true, which logs it as a warning. Everything written is removed afterwards
 // (per-prefix roles with their prefix). About 45 requests; a second or two on a LAN.
@@ -123,8 +124,10 @@ export async function checkIssuedCredentials(options: RoleSelfCheckOptions): Pro
     if (beside.ok) found('write-outside', `the issued credential wrote outside its prefix (${outside}probe)`, 'the store does not apply the session policy: use S3_ROLE_MODE=per-prefix');
 
     const publicPut = await put(client, `${prefix}public`, 'public-read');
-    if (publicPut.ok) {
-      found('public-acl', 'the issued credential stored an object with the ACL public-read', `deny ACL headers in the role's policy (${RECIPE}); on AWS, S3 Object Ownership "bucket owner enforced" also refuses them`);
+    if (publicPut.ok && (await anonymouslyReadable(options, `${prefix}public`))) {
+      found('public-acl', 'the issued credential stored an object with the ACL public-read, readable by anyone', `deny ACL headers in the role's policy (${RECIPE}) and block public ACLs on the bucket`);
+    } else if (publicPut.ok) {
+      report.notes.push('the store accepted x-amz-acl: public-read from the issued credential, but the object is not readable without credentials (ACLs ignored)');
     }
     await checkMultipartAcl(client, options, `${prefix}public-multipart`, found);
 
@@ -154,10 +157,7 @@ async function checkMultipartAcl(client: S3Client, options: RoleSelfCheckOptions
     const part = await client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: 1, Body: 'open-inspection self-check' }));
     await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }));
   });
-  if (!wrote.ok) return;
-  const response = await fetch(anonymousUrl(options.store, bucket, key), { signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
-  await response?.body?.cancel();
-  if (response?.status === 200) {
+  if (wrote.ok && (await anonymouslyReadable(options, key))) {
     found(
       'public-acl-multipart',
       'an object uploaded in parts with the ACL public-read is readable by anyone',
@@ -238,16 +238,23 @@ async function checkRoleRights(
     found('role-bucket-rights', `the role itself has rights on the bucket beyond its objects (${granted.join(', ')}): a credential that escapes its session policy could make the bucket public`, `give the role object actions only (${RECIPE})`);
   }
   const publicPut = await attempt(() => client.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}role-public`, Body: 'open-inspection self-check', ACL: 'public-read' })));
-  if (publicPut.ok) found('role-public-acl', 'the role itself may store objects with the ACL public-read', `deny ACL headers in the role's policy (${RECIPE})`);
+  if (publicPut.ok && (await anonymouslyReadable(options, `${prefix}role-public`))) {
+    found('role-public-acl', 'the role itself may store objects with the ACL public-read, readable by anyone', `deny ACL headers in the role's policy (${RECIPE}) and block public ACLs on the bucket`);
+  }
   client.destroy();
 }
 
-/** The object's URL without credentials: path-style on the store's endpoint, else AWS's virtual host. */
-function anonymousUrl(store: RoleSelfCheckOptions['store'], bucket: string, key: string): string {
-  if (!store.endpoint) return `https://${bucket}.s3.${store.region}.amazonaws.com/${encodeKeyForPath(key)}`;
-  const url = new URL(store.endpoint);
-  const base = url.pathname.replace(/\/$/, '');
-  return store.forcePathStyle ? `${url.origin}${base}/${bucket}/${encodeKeyForPath(key)}` : `${url.protocol}//${bucket}.${url.host}${base}/${encodeKeyForPath(key)}`;
+/** Whether a GET without credentials reads the object: path-style on the store's endpoint, else AWS's virtual host. */
+async function anonymouslyReadable({ store, bucket }: RoleSelfCheckOptions, key: string): Promise<boolean> {
+  let url = `https://${bucket}.s3.${store.region}.amazonaws.com/${encodeKeyForPath(key)}`;
+  if (store.endpoint) {
+    const endpoint = new URL(store.endpoint);
+    const base = endpoint.pathname.replace(/\/$/, '');
+    url = store.forcePathStyle ? `${endpoint.origin}${base}/${bucket}/${encodeKeyForPath(key)}` : `${endpoint.protocol}//${bucket}.${endpoint.host}${base}/${encodeKeyForPath(key)}`;
+  }
+  const response = await fetch(url, { signal: AbortSignal.timeout(30_000) }).catch(() => undefined);
+  await response?.body?.cancel();
+  return response?.status === 200;
 }
 
 /** The start refused: what the self-check found, and how to fix it. */

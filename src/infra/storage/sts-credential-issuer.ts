@@ -52,8 +52,8 @@ const PLACEHOLDER_ROLE_ARN = 'arn:aws:iam::000000000000:role/open-inspection-upl
 const NEW_ROLE_RETRY_MS = [500, 1000, 2000, 4000, 8000];
 
 /** The session policy as AssumeRole's `Policy` parameter (compact JSON: see iam-query.ts on RGW). */
-export function prefixSessionPolicy(bucket: string, prefix: string, readOnlyPrefixes: string[] = []): string {
-  return JSON.stringify(prefixPolicy(bucket, prefix, readOnlyPrefixes));
+export function prefixSessionPolicy(bucket: string, prefix: string, readOnlyPrefixes: string[] = [], options: { aclDenials?: boolean } = {}): string {
+  return JSON.stringify(prefixPolicy(bucket, prefix, readOnlyPrefixes, options));
 }
 
 export class StsCredentialIssuer implements CredentialIssuer {
@@ -61,6 +61,8 @@ export class StsCredentialIssuer implements CredentialIssuer {
   /** Longest session each role grants, seconds, once known (GetRole, or a refused duration). */
   private readonly roleMaxSeconds = new Map<string, number>();
   private sharedRoleMax: Promise<void> | undefined;
+  /** False once the store refused the session policy's ACL conditions (MinIO: unknown keys); it is then sent without them. */
+  private aclDenials = true;
 
   constructor(private readonly settings: StsIssuerSettings) {
     this.sts = stsClient(settings.stsEndpoint, settings.region, settings);
@@ -90,7 +92,7 @@ export class StsCredentialIssuer implements CredentialIssuer {
         await (this.sharedRoleMax ??= this.readSharedRoleMax());
       }
       duration = this.clamp(roleArn, duration);
-      const c = await this.assume(roleArn, prefixSessionPolicy(bucket, prefix, readOnlyPrefixes), duration, `${bucket}/${prefix}`, fresh);
+      const c = await this.assume(roleArn, (aclDenials) => prefixSessionPolicy(bucket, prefix, readOnlyPrefixes, { aclDenials }), duration, `${bucket}/${prefix}`, fresh);
       return {
         accessKeyId: c.AccessKeyId,
         secretAccessKey: c.SecretAccessKey,
@@ -109,8 +111,11 @@ export class StsCredentialIssuer implements CredentialIssuer {
     }
   }
 
-  /** AssumeRole; a refused duration is retried at IAM's default maximum, a role made a moment ago until IAM shows it. */
-  private async assume(roleArn: string | undefined, policy: string, duration: number, scope: string, freshRole: boolean) {
+  /**
+   * AssumeRole; a refused duration is retried at IAM's default maximum, a refused policy without its
+   * ACL conditions, a role made a moment ago until IAM shows it.
+   */
+  private async assume(roleArn: string | undefined, policy: (aclDenials: boolean) => string, duration: number, scope: string, freshRole: boolean) {
     for (let attempt = 0; ; attempt++) {
       try {
         const out = await this.sts.send(
@@ -118,7 +123,7 @@ export class StsCredentialIssuer implements CredentialIssuer {
             RoleArn: roleArn ?? PLACEHOLDER_ROLE_ARN,
             // At most 64 characters of [\w+=,.@-]: a digest of the prefix says which credential it was in logs.
             RoleSessionName: `oi-${crypto.createHash('sha256').update(scope).digest('hex').slice(0, 32)}`,
-            Policy: policy,
+            Policy: policy(this.aclDenials),
             DurationSeconds: duration,
           }),
         );
@@ -136,6 +141,13 @@ export class StsCredentialIssuer implements CredentialIssuer {
           continue;
         }
         const { code } = errorCode(err);
+        if (this.aclDenials && /^MalformedPolicyDocument/.test(code)) {
+          // MinIO knows no s3:x-amz-acl / s3:x-amz-grant-* keys (and keeps no object ACLs). Whether
+          // public ACLs then take effect is what the start-up self-check tries.
+          this.aclDenials = false;
+          this.settings.logger?.warn({ code }, 'storage credentials: the store refuses the session policy\'s ACL conditions; sending it without them');
+          continue;
+        }
         if (freshRole && attempt < NEW_ROLE_RETRY_MS.length && (code === 'AccessDenied' || code === 'NoSuchEntity')) {
           await new Promise((resolve) => setTimeout(resolve, NEW_ROLE_RETRY_MS[attempt]));
           continue;

@@ -17,9 +17,12 @@ const OBJECT_ACTIONS = ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:A
 /** Request headers that set an object's ACL (condition keys of s3:PutObject). */
 const ACL_GRANT_KEYS = ['s3:x-amz-grant-read', 's3:x-amz-grant-write', 's3:x-amz-grant-read-acp', 's3:x-amz-grant-write-acp', 's3:x-amz-grant-full-control'];
 
-/** Denies PutObject with an ACL header other than "private", or any grant header, anywhere in the bucket. */
-export function aclHeaderDenials(bucket: string): object[] {
-  const resource = [`arn:aws:s3:::${bucket}/*`];
+/**
+ * Denies PutObject with an ACL header other than "private", or any grant header, anywhere (Resource
+ * "*": short, since AWS caps a session policy at 2,048 characters and six statements name it).
+ */
+export function aclHeaderDenials(): object[] {
+  const resource = '*';
   return [
     { Effect: 'Deny', Action: ['s3:PutObject'], Resource: resource, Condition: { StringLike: { 's3:x-amz-acl': ['?*'] }, StringNotEquals: { 's3:x-amz-acl': ['private'] } } },
     ...ACL_GRANT_KEYS.map((key) => ({ Effect: 'Deny', Action: ['s3:PutObject'], Resource: resource, Condition: { StringLike: { [key]: ['?*'] } } })),
@@ -29,9 +32,10 @@ export function aclHeaderDenials(bucket: string): object[] {
 /**
  * Objects under `prefix` (read, write, delete, multipart), objects under the read-only prefixes
  * (read), a listing of all of them; no ACL headers. The session policy of every credential, and the
- * permission policy of a per-prefix role.
+ * permission policy of a per-prefix role. `aclDenials: false` for a store that refuses the ACL
+ * condition keys (MinIO knows none, and keeps no object ACLs either): sts-credential-issuer.ts.
  */
-export function prefixPolicy(bucket: string, prefix: string, readOnlyPrefixes: string[] = []): object {
+export function prefixPolicy(bucket: string, prefix: string, readOnlyPrefixes: string[] = [], options: { aclDenials?: boolean } = {}): object {
   return {
     Version: '2012-10-17',
     Statement: [
@@ -43,7 +47,7 @@ export function prefixPolicy(bucket: string, prefix: string, readOnlyPrefixes: s
         Resource: [`arn:aws:s3:::${bucket}`],
         Condition: { StringLike: { 's3:prefix': [prefix, ...readOnlyPrefixes].map((p) => `${p}*`) } },
       },
-      ...aclHeaderDenials(bucket),
+      ...(options.aclDenials === false ? [] : aclHeaderDenials()),
     ],
   };
 }
@@ -71,7 +75,7 @@ export function sharedRolePolicy(bucket: string): object {
     Statement: [
       { Effect: 'Allow', Action: OBJECT_ACTIONS, Resource: [`arn:aws:s3:::${bucket}/*`] },
       { Effect: 'Allow', Action: ['s3:ListBucket'], Resource: [`arn:aws:s3:::${bucket}`] },
-      ...aclHeaderDenials(bucket),
+      ...aclHeaderDenials(),
     ],
   };
 }
