@@ -282,7 +282,7 @@ describe('17: the configuration is checked at start', () => {
     assert.match(problems({ STORAGE_ROOT_ACCESS_KEY: 'ROOTKEY' }), /STORAGE_ROOT_ACCESS_KEY and STORAGE_ROOT_SECRET_KEY go together/);
     assert.match(problems({ STORAGE_ROOT_ACCESS_KEY: 'ASIAX', STORAGE_ROOT_SECRET_KEY: 's' }), /must not start with ASIA/);
     const minio = loadConfig({ S3_BUCKET: 'photos', S3_ENDPOINT: 'http://minio:9000', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's', S3_REGION: 'eu-west-1' });
-    assert.deepEqual(minio.s3, { endpoint: 'http://minio:9000', region: 'eu-west-1', bucket: 'photos', accessKeyId: 'k', secretAccessKey: 's', forcePathStyle: true, stsEndpoint: 'http://minio:9000', roleArn: undefined, publicEndpoint: 'http://minio:9000' });
+    assert.deepEqual(minio.s3, { endpoint: 'http://minio:9000', region: 'eu-west-1', bucket: 'photos', accessKeyId: 'k', secretAccessKey: 's', forcePathStyle: true, stsEndpoint: 'http://minio:9000', roleArn: undefined, publicEndpoint: 'http://minio:9000', roleMode: 'shared', userArn: undefined, iamEndpoint: 'http://minio:9000', unsafeRoleOk: false });
     assert.equal(minio.storageBucket, 'photos', 'the services use the S3 bucket');
     const aws = loadConfig({ S3_BUCKET: 'photos', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's', S3_ROLE_ARN: 'arn:aws:iam::1:role/r' });
     assert.equal(aws.s3?.endpoint, undefined);
