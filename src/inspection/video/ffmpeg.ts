@@ -64,7 +64,7 @@ interface ToolRun {
  * (mov's external data references stay off: enable_drefs defaults to false). Anything else
  * (HLS/DASH playlists, ffconcat lists, image sequences, raw streams) is refused.
  */
-export const CONTAINERS: Readonly<Record<string, string>> = { 'mov,mp4,m4a,3gp,3g2,mj2': 'mov', 'matroska,webm': 'matroska', avi: 'avi' };
+const CONTAINERS: Readonly<Record<string, string>> = { 'mov,mp4,m4a,3gp,3g2,mj2': 'mov', 'matroska,webm': 'matroska', avi: 'avi' };
 const FORMAT_WHITELIST = Object.keys(CONTAINERS).join(',');
 const CONTAINER_NAMES = 'MP4/MOV, Matroska/WebM or AVI';
 /** Input options of every run: local files only. */
@@ -151,8 +151,9 @@ export async function probeVideo(ffprobe: string, file: string, name: string): P
   } catch {
     throw new VideoExtractionError(`${name}: ffprobe's description of the file could not be read.`);
   }
-  const container = CONTAINERS[parsed.format?.format_name ?? ''];
-  if (!container) throw notAContainer(name, parsed.format?.format_name);
+  const format = parsed.format?.format_name ?? '';
+  const container = Object.hasOwn(CONTAINERS, format) ? CONTAINERS[format] : undefined;
+  if (!container) throw notAContainer(name, format);
   const stream = parsed.streams?.[0];
   if (!stream?.width || !stream.height) throw new VideoExtractionError(`${name} holds no video stream.`);
   const duration = Number(parsed.format?.duration ?? stream.duration);
