@@ -322,4 +322,11 @@ export const inspectionMigrations: MigrationSet = {
       await runStatements(db, `alter table inspection.api_keys add column organization_id integer references inspection.organizations(id) on delete cascade`);
     },
   },
+  // Issue 27: the size of each uploaded file, read when it is registered: an account's storage
+  // quota counts its registered uploads (limits/storage-quota.ts). Files registered before count 0.
+  '0012_image_sizes': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `alter table inspection.inspection_images add column size bigint`);
+    },
+  },
 };

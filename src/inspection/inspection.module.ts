@@ -139,7 +139,7 @@ export class InspectionModule {
     this.allowance = new AllowanceService(this.db);
     this.pipeline = new InspectionPipeline(this.db, rows, this.cloud, jobs, files, logger, options.processingBackendEngines);
     this.videoFrames = new VideoFrameExtractor(this.db, rows, this.cloud, jobs, files, logger, options.video ?? { ffmpegBinary: 'ffmpeg', ffprobeBinary: 'ffprobe', workDir: os.tmpdir() });
-    this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications, { reader: images, bucket: options.bucket }, new StorageQuota(this.db, options.store, options.bucket, { quotaBytes: options.storageQuotaBytes ?? 0 }));
+    this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications, { reader: images, bucket: options.bucket }, new StorageQuota(this.db, options.storageQuotaBytes ?? 0));
     this.accounts = new AccountAdmin(this.db, (id) => this.auth.forgetApiKey(id));
     this.deletion = new DeletionService(this.db, rows, access, this.cloud, jobs, files, logger);
     this.retries = new RetryService(this.db, rows, access, this.pipeline, this.cloud, this.allowance, jobs, options.store, logger);

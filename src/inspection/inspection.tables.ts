@@ -35,7 +35,14 @@ export interface InspectionTables {
   };
   'inspection.assets': AssetsTable;
   'inspection.inspections': InspectionsTable;
-  'inspection.inspection_images': { inspection_id: number; key: string; registered_at: Generated<Date>; source: ColumnType<ImageSource, ImageSource | undefined, ImageSource> };
+  'inspection.inspection_images': {
+    inspection_id: number;
+    key: string;
+    registered_at: Generated<Date>;
+    source: ColumnType<ImageSource, ImageSource | undefined, ImageSource>;
+    /** Bytes of an uploaded file when it was registered (null: registered before sizes were kept, or a video frame). */
+    size: ColumnType<number | null, number | null | undefined, number | null>;
+  };
   'inspection.cameras': CamerasTable;
   'inspection.annotations': AnnotationsTable;
   'inspection.measurements': MeasurementsTable;

@@ -263,11 +263,12 @@ export class InspectionRepository {
 
   // Registered images: the client's uploads, and (is_video) the frames taken from its videos.
 
-  async addImages(trx: Transaction<InspectionTables>, inspectionId: number, keys: string[], source: ImageSource = 'upload'): Promise<void> {
+  /** `sizes`: the uploaded files' bytes (the storage quota counts them). */
+  async addImages(trx: Transaction<InspectionTables>, inspectionId: number, keys: string[], source: ImageSource = 'upload', sizes?: ReadonlyMap<string, number>): Promise<void> {
     for (let i = 0; i < keys.length; i += 500) {
       await trx
         .insertInto('inspection.inspection_images')
-        .values(keys.slice(i, i + 500).map((key) => ({ inspection_id: inspectionId, key, source })))
+        .values(keys.slice(i, i + 500).map((key) => ({ inspection_id: inspectionId, key, source, size: sizes?.get(key) ?? null })))
         .onConflict((oc) => oc.columns(['inspection_id', 'key']).doNothing())
         .execute();
     }

@@ -69,7 +69,7 @@ export class InspectionService {
     private readonly allowance: AllowanceService,
     private readonly pipeline: InspectionPipeline,
     private readonly notifications: NotificationService,
-    /** The registered photos' sizes are checked against the image limits in the shared store (the cloud projects' bucket). */
+    /** The registered files' sizes are read in the shared store (the cloud projects' bucket) and checked against the image limits. */
     private readonly photos: { reader: ImageReader; bucket: string },
     /** The account's storage quota, checked before credentials and registration (limits/storage-quota.ts). */
     private readonly quota: StorageQuota,
@@ -222,26 +222,29 @@ export class InspectionService {
       throw ValidationError.field('image_keys', `Every key must begin with the prefix "${prefix}" of s3_credentials; not: ${outside.slice(0, 5).join(', ')}.`);
     }
     const unique = [...new Set(keys)];
-    await this.quota.requireWithinQuota(inspection);
     // is_video: videos and their telemetry sidecars instead of photos (video/video-inputs.ts).
     const notVideo = inspection.processing_parameters.is_video ? videoRegistrationRefusal(unique) : null;
     if (notVideo) throw ValidationError.field('image_keys', notVideo);
+    // One HEAD per key, shared by the size checks below.
+    const objects = await this.photos.reader.heads(this.photos.bucket, unique);
     // Photos are decoded from memory (previews, rust analysis, report crops): a file over
     // IMAGE_MAX_BYTES is refused here, and again before each read (shared/images/image-reader.ts).
     // Videos are read from disk by ffmpeg and are not held to it.
     if (!inspection.processing_parameters.is_video) {
-      const oversized = await this.photos.reader.oversized(this.photos.bucket, unique);
+      const oversized = this.photos.reader.oversized(objects);
       if (oversized.length > 0) {
         const named = oversized.slice(0, 5).map((o) => `${o.key}: ${o.reason}`).join('; ');
         throw ValidationError.field('image_keys', `Images too large to register: ${named}${oversized.length > 5 ? `; and ${oversized.length - 5} more` : ''}.`);
       }
     }
+    // The account's storage quota, before the cloud project sees the keys (limits/storage-quota.ts).
+    await this.quota.requireRoomFor(inspection, objects);
     await this.cloud.registerInputs(this.projectOf(inspection), unique); // checks presence in storage
     return this.db.transaction().execute(async (trx) => {
       const locked = await this.inspections.lock(trx, inspection.id);
       if (locked.deleted_at) throw notFound('Inspection');
       this.requireBeforeProcessing(locked);
-      await this.inspections.addImages(trx, inspection.id, unique);
+      await this.inspections.addImages(trx, inspection.id, unique, 'upload', new Map(objects.flatMap((o) => (o.info ? [[o.key, o.info.size] as const] : []))));
       await this.inspections.inputsChanged(trx, inspection.id);
       if (locked.status === Status.New) await this.inspections.transition(inspection.id, Status.New, Status.Uploading, {}, trx);
       return { nb_images_registered: await this.inspections.imageCount(inspection.id, trx) };

@@ -16,6 +16,11 @@ const MAX_VERDICTS = 10_000;
 /** Heads in flight when checking the keys of one registration. */
 const HEADS_AT_ONCE = 16;
 
+export interface HeadedObject {
+  key: string;
+  info: ObjectInfo | undefined;
+}
+
 export interface ReadImage {
   bytes: Buffer;
   /** The ETag of the object read, to remember a failed decode against (refuse). */
@@ -96,11 +101,16 @@ export class ImageReader {
     return refusal;
   }
 
-  /** Of `keys`, those whose files are over the byte limit, with the reason (missing keys are not listed). */
-  async oversized(bucket: string, keys: readonly string[]): Promise<{ key: string; reason: string }[]> {
+  /** Each key's object as HEAD finds it (undefined: missing); one pass that a registration's checks share. */
+  async heads(bucket: string, keys: readonly string[]): Promise<HeadedObject[]> {
     const infos = await mapConcurrently(keys, HEADS_AT_ONCE, (key) => this.store.headObject(bucket, key));
-    return keys.flatMap((key, i) => {
-      const refusal = infos[i] && bytesRefusal(infos[i].size, this.limits);
+    return keys.map((key, i) => ({ key, info: infos[i] }));
+  }
+
+  /** Of the objects, those whose files are over the byte limit, with the reason (missing ones are not listed). */
+  oversized(objects: readonly HeadedObject[]): { key: string; reason: string }[] {
+    return objects.flatMap(({ key, info }) => {
+      const refusal = info && bytesRefusal(info.size, this.limits);
       return refusal ? [{ key, reason: refusal.reason }] : [];
     });
   }
