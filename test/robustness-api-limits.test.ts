@@ -9,9 +9,11 @@ import { startTestSystem, type TestAccount, type TestSystem } from './helpers/te
 import { cloudClient } from './helpers/cloud-api.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
 import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
-import { MAX_MARKS_PER_PROJECT, MAX_POINTS_PER_PROJECT } from '../src/cloud/control-points/control-point.service.ts';
 
 const P = '/project/api/v3/projects';
+// The cloud's caps per project (docs/cloud-service.md, "Limits").
+const MAX_POINTS_PER_PROJECT = 10_000;
+const MAX_MARKS_PER_PROJECT = 100_000;
 const MAX_MEASUREMENTS = 30;
 const MAX_ANNOTATIONS = 3;
 const points = (n: number) => ({ annotations: Array.from({ length: n }, (_, i) => ({ properties: { name: `p${i}` }, geometry: { type: 'Point', coordinates: [i, 0, 0] } })) });
