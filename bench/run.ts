@@ -21,13 +21,14 @@ import { runScale } from './scale.ts';
 import { runRustDetection } from './rust-detection.ts';
 import { runConnectionFlood } from './connection-flood.ts';
 import { runHostileSrt } from './hostile-srt.ts';
+import { runImageMemory } from './image-memory.ts';
 import { summariseProfiles } from './profile-summary.ts';
 import type { BenchOptions, BenchResult, MemoryRecord } from './lib/context.ts';
 import { ROOT } from './lib/processes.ts';
 import { buildServer } from '../scripts/build.ts';
 import { fmt, log, renderTable, type Row } from './lib/stats.ts';
 
-const BENCHMARKS = { api: runApi, upload: runUpload, analysis: runAnalysis, scale: runScale, rust: runRustDetection, 'connection-flood': runConnectionFlood, 'hostile-srt': runHostileSrt } as const;
+const BENCHMARKS = { api: runApi, upload: runUpload, analysis: runAnalysis, scale: runScale, rust: runRustDetection, 'connection-flood': runConnectionFlood, 'hostile-srt': runHostileSrt, 'image-memory': runImageMemory } as const;
 type Name = keyof typeof BENCHMARKS;
 
 function parseArgs(argv: string[]): { only: Name[]; options: BenchOptions; profile: boolean } {

@@ -78,8 +78,11 @@ describe('image limits: photos too large to read or decode', () => {
     asset = await account.client.createAsset({ name: 'Lund', type: 1, latitude: '55.69816667', longitude: '13.19538889' });
   });
   after(async () => {
-    assertNoServerErrors(system);
-    await system?.stop();
+    try {
+      assertNoServerErrors(system);
+    } finally {
+      await system?.stop();
+    }
   });
 
   it('register_images refuses a photo file over IMAGE_MAX_BYTES, naming it and the limit', async () => {
