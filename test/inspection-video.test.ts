@@ -1,10 +1,10 @@
 // Video input (`processing_parameters.is_video`, issue 12): a video uploaded instead of photos goes
 // through status 12 (frames extracted by ffmpeg, GPS from the DJI .SRT sidecar or the video's own
 // ISO 6709 place) into the normal pipeline; a broken video ends in 14 with its reason. The test
-// video is made with ffmpeg from the lund photos (helpers/video-fixtures.ts), its .SRT from their EXIF GPS. Over real
-// HTTP, uploads with @aws-sdk/client-s3. Also the parsers and the EXIF writer on their own, and the
-// streaming .SRT reader's limits (issue 27: hostile sidecars; their HTTP side in
-// inspection-video-hostile.test.ts).
+// video is made with ffmpeg from the lund photos (helpers/video-fixtures.ts), its .SRT from their
+// EXIF GPS. Over real HTTP, uploads with @aws-sdk/client-s3. Also the parsers and the EXIF writer
+// on their own, and the streaming .SRT reader's limits (issue 27: hostile sidecars; their HTTP
+// side in inspection-video-hostile.test.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
