@@ -13,19 +13,10 @@ import { startServerProcess, type ServerProcess } from './helpers/server-process
 import { tempDir } from './helpers/test-system.ts';
 import { loadConfig } from '../src/config.ts';
 import { openExternalStore } from '../src/infra/storage/external-store.ts';
+import { s3Outcome } from './helpers/s3-outcome.ts';
 
 const BUCKET = 'oi-objects';
 const ROOT = { accessKeyId: 'OITESTROOT0000000003', secretAccessKey: crypto.randomBytes(30).toString('base64url') };
-
-/** The S3 error code of a call, or 'ok'. */
-async function outcome(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-    return 'ok';
-  } catch (err) {
-    return (err as Error).name;
-  }
-}
 
 describe('embedded store: ACL headers (issue 27, finding 15)', () => {
   let storage: ServerProcess;
@@ -48,15 +39,15 @@ describe('embedded store: ACL headers (issue 27, finding 15)', () => {
     const c = await issuer.issue(BUCKET, 'uploads/acl/', 3600);
     for (const credentials of [c, ROOT]) {
       const s3 = new S3Client({ endpoint: storage.urls.storage, region: 'us-east-1', forcePathStyle: true, credentials, maxAttempts: 1 });
-      assert.equal(await outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'uploads/acl/plain', Body: 'x' }))), 'ok');
-      assert.equal(await outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'uploads/acl/private', Body: 'x', ACL: 'private' }))), 'ok');
-      assert.equal(await outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'uploads/acl/public', Body: 'x', ACL: 'public-read' }))), 'AccessControlListNotSupported');
+      assert.equal(await s3Outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'uploads/acl/plain', Body: 'x' }))), 'ok');
+      assert.equal(await s3Outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'uploads/acl/private', Body: 'x', ACL: 'private' }))), 'ok');
+      assert.equal(await s3Outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'uploads/acl/public', Body: 'x', ACL: 'public-read' }))), 'AccessControlListNotSupported');
       assert.equal(
-        await outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'uploads/acl/grant', Body: 'x', GrantRead: 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' }))),
+        await s3Outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'uploads/acl/grant', Body: 'x', GrantRead: 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' }))),
         'AccessControlListNotSupported',
       );
-      assert.equal(await outcome(s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'uploads/acl/copy', CopySource: `${BUCKET}/uploads/acl/plain`, ACL: 'public-read-write' }))), 'AccessControlListNotSupported');
-      assert.equal(await outcome(s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'uploads/acl/parts', ACL: 'authenticated-read' }))), 'AccessControlListNotSupported');
+      assert.equal(await s3Outcome(s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'uploads/acl/copy', CopySource: `${BUCKET}/uploads/acl/plain`, ACL: 'public-read-write' }))), 'AccessControlListNotSupported');
+      assert.equal(await s3Outcome(s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'uploads/acl/parts', ACL: 'authenticated-read' }))), 'AccessControlListNotSupported');
       s3.destroy();
     }
     const anonymous = await fetch(`${storage.urls.storage}/${BUCKET}/uploads/acl/plain`);

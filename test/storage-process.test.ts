@@ -19,6 +19,7 @@ import { freshDatabaseUrl } from './helpers/test-system.ts';
 import { bootstrapFile, type DemoCredentials } from '../src/admin/bootstrap.ts';
 import { InspectionClient } from '../src/sdk/inspection-client.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
+import { s3Outcome } from './helpers/s3-outcome.ts';
 
 const BUCKET = 'oi-objects';
 const ROOT = { accessKeyId: 'OITESTROOT0000000001', secretAccessKey: crypto.randomBytes(30).toString('base64url') };
@@ -31,16 +32,6 @@ async function readAll(body: Readable): Promise<Buffer> {
 
 function clientFor(endpoint: string, c: Pick<TemporaryCredentials, 'accessKeyId' | 'secretAccessKey'> & { sessionToken?: string }): S3Client {
   return new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: c });
-}
-
-/** The S3 error code of a rejected call. */
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'no error';
-  } catch (err) {
-    return (err as Error).name;
-  }
 }
 
 describe('storage process: S3 store and STS AssumeRole over HTTP', () => {
@@ -122,10 +113,10 @@ describe('storage process: S3 store and STS AssumeRole over HTTP', () => {
 
     // Outward: no write, read or listing outside the prefix, nor in a sibling that shares its start.
     await store.putObject(BUCKET, 'projects/p2/secret.txt', Buffer.from('other project'));
-    assert.equal(await codeOf(client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'projects/p2/x', Body: 'x' }))), 'AccessDenied');
-    assert.equal(await codeOf(client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'projects/p10/x', Body: 'x' }))), 'AccessDenied');
-    assert.equal(await codeOf(client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'projects/p2/secret.txt' }))), 'AccessDenied');
-    assert.equal(await codeOf(client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'projects/' }))), 'AccessDenied');
+    assert.equal(await s3Outcome(client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'projects/p2/x', Body: 'x' }))), 'AccessDenied');
+    assert.equal(await s3Outcome(client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'projects/p10/x', Body: 'x' }))), 'AccessDenied');
+    assert.equal(await s3Outcome(client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'projects/p2/secret.txt' }))), 'AccessDenied');
+    assert.equal(await s3Outcome(client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'projects/' }))), 'AccessDenied');
     // Inward: what the credentials wrote is there for the root (the services), and nothing else moved.
     assert.equal((await store.headObject(BUCKET, 'projects/p1/photo.jpg'))?.size, 'inside'.length);
     assert.equal(await store.headObject(BUCKET, 'projects/p2/x'), undefined);
@@ -137,8 +128,8 @@ describe('storage process: S3 store and STS AssumeRole over HTTP', () => {
     const readerClient = clientFor(endpoint, reader);
     assert.equal(await (await readerClient.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'results/p1/run/ortho.tif' }))).Body!.transformToString(), 'result');
     assert.equal((await readerClient.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'results/p1/' }))).KeyCount, 1);
-    assert.equal(await codeOf(readerClient.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'results/p1/run/ortho.tif', Body: 'overwritten' }))), 'AccessDenied');
-    assert.equal(await codeOf(readerClient.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'results/p10/x' }))), 'AccessDenied');
+    assert.equal(await s3Outcome(readerClient.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'results/p1/run/ortho.tif', Body: 'overwritten' }))), 'AccessDenied');
+    assert.equal(await s3Outcome(readerClient.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'results/p10/x' }))), 'AccessDenied');
     await readerClient.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'projects/p1/still-writable', Body: 'x' }));
     assert.equal(await (await store.getObject(BUCKET, 'results/p1/run/ortho.tif')).body.toArray().then((c) => Buffer.concat(c).toString()), 'result');
   });
@@ -150,17 +141,17 @@ describe('storage process: S3 store and STS AssumeRole over HTTP', () => {
     const root = sts(ROOT);
     const readOnly = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${BUCKET}/p/*`] }] });
     // The code on the wire is MalformedPolicyDocument (as AWS); the SDK names its class ...Exception.
-    assert.equal(await codeOf(assume(root, readOnly)), 'MalformedPolicyDocumentException', 'read-only cannot be expressed: refused, not widened');
+    assert.equal(await s3Outcome(assume(root, readOnly)), 'MalformedPolicyDocumentException', 'read-only cannot be expressed: refused, not widened');
     const twoPrefixes = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:*'], Resource: [`arn:aws:s3:::${BUCKET}/a/*`, `arn:aws:s3:::${BUCKET}/b/*`] }] });
-    assert.equal(await codeOf(assume(root, twoPrefixes)), 'MalformedPolicyDocumentException');
-    assert.equal(await codeOf(assume(root, prefixSessionPolicy(BUCKET, 'p/'), 50_000)), 'InvalidParameterValue', 'longer than 12 hours');
-    assert.equal(await codeOf(assume(sts({ ...ROOT, secretAccessKey: 'wrong' }), prefixSessionPolicy(BUCKET, 'p/'))), 'SignatureDoesNotMatch');
+    assert.equal(await s3Outcome(assume(root, twoPrefixes)), 'MalformedPolicyDocumentException');
+    assert.equal(await s3Outcome(assume(root, prefixSessionPolicy(BUCKET, 'p/'), 50_000)), 'InvalidParameterValue', 'longer than 12 hours');
+    assert.equal(await s3Outcome(assume(sts({ ...ROOT, secretAccessKey: 'wrong' }), prefixSessionPolicy(BUCKET, 'p/'))), 'SignatureDoesNotMatch');
 
     const short = (await assume(root, prefixSessionPolicy(BUCKET, 'p/'), 1)).Credentials!;
     const temporary = { accessKeyId: short.AccessKeyId!, secretAccessKey: short.SecretAccessKey!, sessionToken: short.SessionToken! };
-    assert.equal(await codeOf(assume(sts(temporary), prefixSessionPolicy(BUCKET, 'p/'))), 'AccessDenied', 'temporary credentials cannot assume again');
+    assert.equal(await s3Outcome(assume(sts(temporary), prefixSessionPolicy(BUCKET, 'p/'))), 'AccessDenied', 'temporary credentials cannot assume again');
     await new Promise((resolve) => setTimeout(resolve, 2100));
-    assert.equal(await codeOf(clientFor(endpoint, temporary).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'p/late', Body: 'x' }))), 'ExpiredToken');
+    assert.equal(await s3Outcome(clientFor(endpoint, temporary).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'p/late', Body: 'x' }))), 'ExpiredToken');
   });
 
   it('the services on the S3 store: serve keeps no object on its disk; upload, register, process to 7, outputs through presigned URLs of the store', async () => {

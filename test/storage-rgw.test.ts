@@ -27,6 +27,7 @@ import { sharedRolePolicy, sharedRoleTrustPolicy } from '../src/infra/storage/st
 import { requireTool } from './helpers/system-tools.ts';
 import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
+import { s3Outcome } from './helpers/s3-outcome.ts';
 
 const TOOLS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../shared/tools/ceph-rgw');
 const BUCKET = 'oi-rgw';
@@ -79,16 +80,6 @@ async function startRgw(): Promise<Rgw> {
 async function stopRgw(dir: string): Promise<void> {
   await promisify(execFile)(path.join(TOOLS, 'rgw-down.sh'), [dir], { timeout: 120_000 }).catch(() => undefined);
   fs.rmSync(path.dirname(dir), { recursive: true, force: true });
-}
-
-/** The S3 error code of a call, or 'ok'. */
-async function outcome(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-    return 'ok';
-  } catch (err) {
-    return (err as Error).name;
-  }
 }
 
 describe('S3 role settings (no RGW needed)', () => {
@@ -278,7 +269,7 @@ describe('Ceph RGW 16 as the S3 store: roles that hold', () => {
               maxAttempts: 1,
               credentials: { accessKeyId: credentials.access_key, secretAccessKey: credentials.secret_key, sessionToken: flipped.toString('base64') },
             });
-            const code = await outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${neighbour.key}escalated-${i}`, Body: 'x' })));
+            const code = await s3Outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${neighbour.key}escalated-${i}`, Body: 'x' })));
             s3.destroy();
             if (code === 'ok') wroteOutside++;
             codes.set(code, (codes.get(code) ?? 0) + 1);
@@ -291,13 +282,13 @@ describe('Ceph RGW 16 as the S3 store: roles that hold', () => {
 
       // Deleting the inspection deletes its cloud project, its prefix and, first, its role.
       const upload = new S3Client({ endpoint: rgw.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: credentials.access_key, secretAccessKey: credentials.secret_key, sessionToken: credentials.session_token } });
-      assert.equal(await outcome(upload.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${credentials.key}late.jpg`, Body: 'x' }))), 'ok');
+      assert.equal(await s3Outcome(upload.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${credentials.key}late.jpg`, Body: 'x' }))), 'ok');
       await client.expect(204, 'DELETE', `/v1/inspections/${inspection.id}/`);
       const deadline = Date.now() + 60_000;
       let late = 'ok';
       while (late === 'ok' && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 250));
-        late = await outcome(upload.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${credentials.key}late.jpg`, Body: 'x' })));
+        late = await s3Outcome(upload.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${credentials.key}late.jpg`, Body: 'x' })));
       }
       upload.destroy();
       assert.equal(late, 'AccessDenied', 'the deleted inspection\'s credentials stop');
