@@ -2,7 +2,8 @@
 // median of the rounds with the min–max range, ratios to the anchor of the same round. Prints the
 // table and writes it as JSON to bench/results/. See bench/README.md.
 //
-//   --only api,upload,analysis,scale,rust   run these benchmarks only (default: all)
+//   --only api,upload,analysis,scale,rust,connection-flood,hostile-srt,image-memory
+//                                      run these benchmarks only (default: all)
 //   --rounds N                         rounds per benchmark (default 3; fewer than 3 is for development)
 //   --db pglite,postgres               databases of the API and scale benchmarks (default both)
 //   --api-seconds S                    seconds per measured API run (default 8)
