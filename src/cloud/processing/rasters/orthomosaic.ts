@@ -1,0 +1,260 @@
+// A true orthophoto from the DSM and the cameras (issue 28, step 6): every DSM cell is coloured
+// from the cameras that see it, so that buildings stand on their own footprint and nothing hidden
+// behind them is painted with their walls.
+//
+// Two passes over the grid, in blocks of rows (north to south), yielding to the event loop
+// between blocks and sizing the blocks to ~40 ms each:
+//   1. labels: for each cell with a DSM value, the cameras whose image holds it are ranked by
+//      orthomosaic-camera.ts's score (most nadir, finest, away from the image border) and the best
+//      one that is not occluded (its depth map, else a ray march over the DSM) labels the cell.
+//      Only geometry and depth maps are read here: no photo is decoded.
+//   2. colours: each cell is coloured by the cameras labelled around it, weighted by their share
+//      of the window (orthomosaic-seams.ts), each sampled bilinearly where it sees the cell; inside
+//      a camera's region that is the best camera alone. Photos are decoded when a block first
+//      needs them (orthomosaic-images.ts).
+// Why a feathered label blend rather than a two-band (Laplacian) one: the detail comes from one
+// camera everywhere but in a band of a few cells along the seams, so misregistration cannot ghost
+// the whole image, and it needs nothing per camera but the window counts of the block; a two-band
+// blend would need each camera's low-pass image over the whole area it covers. Exposure steps
+// between cameras are ramped over the band (2 * seamRadius + 1 cells) rather than equalised.
+//
+// Cells without a DSM value or seen by no camera are transparent (alpha 0).
+import { cellCentre, type Grid } from './grid.ts';
+import {
+  DEFAULT_OCCLUSION_TOLERANCE,
+  cameraScore,
+  prepareCamera,
+  project,
+  visibleFrom,
+  type DsmSurface,
+  type OcclusionCounts,
+  type OcclusionTolerance,
+  type OrthoCamera,
+  type PreparedCamera,
+  type Projection,
+} from './orthomosaic-camera.ts';
+import { ImageCache, addBilinear } from './orthomosaic-images.ts';
+import { labelWindowCounts } from './orthomosaic-seams.ts';
+
+export type { OrthoCamera, OcclusionTolerance } from './orthomosaic-camera.ts';
+export { orthoFeasibility } from './orthomosaic-feasibility.ts';
+
+export interface OrthomosaicOptions {
+  signal?: AbortSignal;
+  /** Rows done of both passes, out of 2 * dsm.height; called after each block. */
+  onProgress?(done: number, total: number): void;
+  occlusion?: Partial<OcclusionTolerance>;
+  /** Half-width of the seam blend, in cells (default 8); 0 cuts the seams sharp. */
+  seamRadius?: number;
+  /** Decoded photos kept at once, bytes (default 1 GiB); a block's own photos stay even beyond it. */
+  imageCacheBytes?: number;
+}
+
+export interface Orthomosaic {
+  width: number;
+  height: number;
+  /** RGBA by pixel, row-major from the northern row, same cells as the DSM. */
+  data: Uint8Array;
+  /** Share of the DSM's cells with a value that were coloured (0..1). */
+  coverage: number;
+  /** Cells whose best camera each camera was (cameras that labelled none are left out). */
+  cellsByCamera: { name: string; cells: number }[];
+  /** Occlusion tests made against depth maps and by ray marching over the DSM. */
+  occlusionTests: OcclusionCounts;
+}
+
+const BLOCK_MS = 40;
+const TILE_COLUMNS = 128;
+
+export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: OrthomosaicOptions = {}): Promise<Orthomosaic> {
+  const { width, height, values } = dsm;
+  if (values.length !== width * height) throw new Error(`the DSM has ${values.length} values for ${width}x${height} cells`);
+  if (cameras.length > 32767) throw new Error('more than 32767 cameras');
+  const tolerance: OcclusionTolerance = { ...DEFAULT_OCCLUSION_TOLERANCE, ...options.occlusion };
+  const radius = Math.max(0, Math.round(options.seamRadius ?? 8));
+  const prepared = cameras.map(prepareCamera);
+  let top = -Infinity;
+  let valued = 0;
+  for (const v of values) {
+    if (v === v) {
+      valued++;
+      if (v > top) top = v;
+    }
+  }
+  const surface: DsmSurface = { grid: dsm, top };
+  const counts: OcclusionCounts = { depthMap: 0, rayMarch: 0 };
+  const total = 2 * height;
+  let done = 0;
+
+  // Pass 1: labels.
+  const labels = new Int16Array(width * height).fill(-1);
+  const candidates = new Int32Array(prepared.length);
+  const scores = new Float64Array(prepared.length);
+  const p: Projection = { u: 0, v: 0, depth: 0 };
+  await inBlocks(height, options, (firstRow, endRow) => {
+    for (let tile = 0; tile < width; tile += TILE_COLUMNS) {
+      const endColumn = Math.min(width, tile + TILE_COLUMNS);
+      const framing = camerasFraming(prepared, dsm, firstRow, endRow, tile, endColumn);
+      if (framing.length === 0) continue;
+      for (let row = firstRow; row < endRow; row++) {
+        for (let col = tile; col < endColumn; col++) {
+          const i = row * width + col;
+          const z = values[i];
+          if (z !== z) continue;
+          const [x, y] = cellCentre(dsm, col, row);
+          let n = 0;
+          for (const camera of framing) {
+            if (!project(camera, x, y, z, p)) continue;
+            const score = cameraScore(camera, x, y, z, p);
+            if (score > 0) {
+              candidates[n] = camera.index;
+              scores[n++] = score;
+            }
+          }
+          // Best first until one sees the cell.
+          while (n > 0) {
+            let best = 0;
+            for (let k = 1; k < n; k++) if (scores[k] > scores[best]) best = k;
+            const camera = prepared[candidates[best]];
+            project(camera, x, y, z, p);
+            if (visibleFrom(camera, x, y, z, p, surface, tolerance, counts)) {
+              labels[i] = camera.index;
+              break;
+            }
+            candidates[best] = candidates[--n];
+            scores[best] = scores[n];
+          }
+        }
+      }
+    }
+    done += endRow - firstRow;
+    options.onProgress?.(done, total);
+  });
+
+  // Pass 2: colours, feathered across the seams.
+  const cache = new ImageCache(cameras, options.imageCacheBytes ?? 1024 ** 3);
+  const data = new Uint8Array(4 * width * height);
+  const sum = new Float64Array(3);
+  await inBlocks(height, options, async (firstRow, endRow) => {
+    const windows = labelWindowCounts(labels, width, height, firstRow, endRow, radius);
+    const images = await cache.load(windows.keys());
+    const present = [...windows.keys()];
+    const weights = present.map((k) => windows.get(k)!);
+    const decoded = present.map((k) => images.get(k)!);
+    return () => {
+      for (let row = firstRow; row < endRow; row++) {
+        for (let col = 0; col < width; col++) {
+          const i = row * width + col;
+          const label = labels[i];
+          if (label < 0) continue;
+          const local = (row - firstRow) * width + col;
+          const [x, y] = cellCentre(dsm, col, row);
+          const z = values[i];
+          sum.fill(0);
+          let weightSum = 0;
+          for (let k = 0; k < present.length; k++) {
+            const w = weights[k][local];
+            if (w === 0) continue;
+            const camera = prepared[present[k]];
+            if (!project(camera, x, y, z, p)) continue;
+            if (present[k] !== label && !(cameraScore(camera, x, y, z, p) > 0 && visibleFrom(camera, x, y, z, p, surface, tolerance, counts))) continue;
+            addBilinear(decoded[k], p.u, p.v, w, sum);
+            weightSum += w;
+          }
+          const o = 4 * i;
+          data[o] = Math.round(sum[0] / weightSum);
+          data[o + 1] = Math.round(sum[1] / weightSum);
+          data[o + 2] = Math.round(sum[2] / weightSum);
+          data[o + 3] = 255;
+        }
+      }
+      done += endRow - firstRow;
+      options.onProgress?.(done, total);
+    };
+  });
+
+  const cells = new Array<number>(cameras.length).fill(0);
+  let coloured = 0;
+  for (const label of labels) {
+    if (label >= 0) {
+      cells[label]++;
+      coloured++;
+    }
+  }
+  return {
+    width,
+    height,
+    data,
+    coverage: valued ? coloured / valued : 0,
+    cellsByCamera: cameras.map((c, k) => ({ name: c.name, cells: cells[k] })).filter((c) => c.cells > 0),
+    occlusionTests: counts,
+  };
+}
+
+/**
+ * Runs `work` over rows [0, height) in blocks sized to take about BLOCK_MS each, yielding to the
+ * event loop between blocks. `work` may be async for its preparation (decoding photos) and then
+ * return the synchronous part, which alone is timed.
+ */
+async function inBlocks(height: number, options: OrthomosaicOptions, work: (firstRow: number, endRow: number) => void | Promise<() => void>): Promise<void> {
+  let rows = 4;
+  for (let firstRow = 0; firstRow < height; ) {
+    options.signal?.throwIfAborted();
+    const endRow = Math.min(height, firstRow + rows);
+    // A preparation's own time (photo decoding) is not counted: sharp decodes off the main thread.
+    const started = performance.now();
+    const synchronous = await work(firstRow, endRow);
+    const timed = synchronous ? performance.now() : started;
+    synchronous?.();
+    rows = nextRows(rows, performance.now() - timed);
+    firstRow = endRow;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  options.signal?.throwIfAborted();
+}
+
+function nextRows(rows: number, elapsedMs: number): number {
+  const scaled = elapsedMs > 0 ? Math.floor((rows * BLOCK_MS) / elapsedMs) : rows * 4;
+  return Math.max(1, Math.min(rows * 4, scaled));
+}
+
+/** Cameras whose image may frame some cell of the tile: the tile's box (its DSM heights) projected. */
+function camerasFraming(cameras: PreparedCamera[], dsm: Grid, firstRow: number, endRow: number, firstColumn: number, endColumn: number): PreparedCamera[] {
+  let low = Infinity;
+  let high = -Infinity;
+  for (let row = firstRow; row < endRow; row++) {
+    for (let i = row * dsm.width + firstColumn, end = row * dsm.width + endColumn; i < end; i++) {
+      const v = dsm.values[i];
+      if (v < low) low = v;
+      if (v > high) high = v;
+    }
+  }
+  if (low > high) return [];
+  const west = dsm.originEast + firstColumn * dsm.cellSize;
+  const east = dsm.originEast + endColumn * dsm.cellSize;
+  const north = dsm.originNorth - firstRow * dsm.cellSize;
+  const south = dsm.originNorth - endRow * dsm.cellSize;
+  return cameras.filter((camera) => {
+    if (!(camera.centre[2] > low)) return false;
+    const { r, t, source } = camera;
+    let minU = Infinity;
+    let maxU = -Infinity;
+    let minV = Infinity;
+    let maxV = -Infinity;
+    for (const x of [west, east]) {
+      for (const y of [south, north]) {
+        for (const z of [low, high]) {
+          const depth = r[6] * x + r[7] * y + r[8] * z + t[2];
+          if (!(depth > 0)) return true; // part of the box behind the camera: keep it, the cells decide
+          const u = (source.fx * (r[0] * x + r[1] * y + r[2] * z + t[0])) / depth + source.cx;
+          const v = (source.fy * (r[3] * x + r[4] * y + r[5] * z + t[1])) / depth + source.cy;
+          minU = Math.min(minU, u);
+          maxU = Math.max(maxU, u);
+          minV = Math.min(minV, v);
+          maxV = Math.max(maxV, v);
+        }
+      }
+    }
+    return maxU >= 0 && maxV >= 0 && minU < source.width && minV < source.height;
+  });
+}
