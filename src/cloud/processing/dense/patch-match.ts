@@ -101,6 +101,8 @@ export function seededRandom(seed: number): () => number {
 }
 
 const MAX_COST = 2;
+/** Neighbour planes tried per pixel and iteration (the cheapest of 8). */
+const PROPAGATED = 4;
 
 interface SourceGeometry {
   view: PatchMatchView;
@@ -325,6 +327,8 @@ export function runPatchMatch(input: PatchMatchInput): PatchMatchOutput {
   }
 
   const neighbours = [-1, 0, 1, 0, 0, -1, 0, 1, -5, 0, 5, 0, 0, -5, 0, 5];
+  const candidateCosts = new Float64Array(PROPAGATED);
+  const candidatePixels = new Int32Array(PROPAGATED);
   const tryPlane = (p: number, x: number, y: number, d: number, nx: number, ny: number, nz: number) => {
     if (!(d >= minDepth * 0.5 && d <= maxDepth * 2)) return;
     // a neighbour that already holds this pixel's plane (converged regions) costs nothing to skip
@@ -348,15 +352,35 @@ export function runPatchMatch(input: PatchMatchInput): PatchMatchOutput {
           const p = y * width + x;
           const rx = (x - cx) / fx;
           const ry = (y - cy) / fy;
-          // propagation: each neighbour's plane met by this pixel's ray
+          // propagation: the planes of the PROPAGATED neighbours with the lowest costs (of the 8),
+          // each met by this pixel's ray (ACMH's cheap pick: their own costs rank them)
+          let picked = 0;
           for (let k = 0; k < neighbours.length; k += 2) {
             const qx = x + neighbours[k];
             const qy = y + neighbours[k + 1];
             if (qx < 0 || qy < 0 || qx >= width || qy >= height) continue;
             const q = qy * width + qx;
+            const c = cost[q];
+            let slot = Math.min(picked, PROPAGATED);
+            while (slot > 0 && candidateCosts[slot - 1] > c) {
+              if (slot < PROPAGATED) {
+                candidateCosts[slot] = candidateCosts[slot - 1];
+                candidatePixels[slot] = candidatePixels[slot - 1];
+              }
+              slot--;
+            }
+            if (slot < PROPAGATED) {
+              candidateCosts[slot] = c;
+              candidatePixels[slot] = q;
+            }
+            picked++;
+          }
+          for (let k = 0; k < Math.min(picked, PROPAGATED); k++) {
+            const q = candidatePixels[k];
+            const qx = q % width;
+            const qy = (q - qx) / width;
             const nx = normal[3 * q], ny = normal[3 * q + 1], nz = normal[3 * q + 2];
-            const qd = depth[q];
-            const c = qd * (nx * (qx - cx) / fx + ny * (qy - cy) / fy + nz);
+            const c = depth[q] * (nx * (qx - cx) / fx + ny * (qy - cy) / fy + nz);
             const denominator = nx * rx + ny * ry + nz;
             if (Math.abs(denominator) < 1e-6) continue;
             tryPlane(p, x, y, c / denominator, nx, ny, nz);
