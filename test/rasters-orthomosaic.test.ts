@@ -5,6 +5,7 @@
 // but sees the box's roof there instead; only occlusion (its depth map, or the ray march over the
 // DSM without one) hands that strip to camera B, east of it.
 import { after, before, describe, it } from 'node:test';
+import { execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -12,6 +13,9 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { cellCentre, gridCovering, type Grid } from '../src/cloud/processing/rasters/grid.ts';
 import { orthoFeasibility, orthomosaic, type OrthoCamera } from '../src/cloud/processing/rasters/orthomosaic.ts';
+import { writeOrthomosaic } from '../src/cloud/processing/rasters/orthomosaic-output.ts';
+import { resolveOutputCrs } from '../src/cloud/coordinate-systems/crs.ts';
+import { requireTool } from './helpers/system-tools.ts';
 import { gimbalCamera, render, sees, surfaceColour, surfaceHeight, type Rgb, type SceneBox, type SceneCamera } from './helpers/ray-cast-scene.ts';
 
 const box: SceneBox = { west: -2, east: 2, south: -2, north: 2, top: 8, roof: [230, 20, 20], wall: [20, 20, 230] };
@@ -189,6 +193,37 @@ describe('orthomosaic of a synthetic scene', () => {
     const controller = new AbortController();
     controller.abort();
     await assert.rejects(orthomosaic(dsm, withDepth, { signal: controller.signal }), { name: 'AbortError' });
+  });
+});
+
+describe('orthomosaic as ortho_rgb and ortho_thumb', () => {
+  it('is written as an RGBA COG (band 4 alpha, overviews) on the DSM cells, and a PNG thumbnail with its transparency', async (t) => {
+    if (!requireTool(t, '/usr/bin/gdalinfo', 'gdal-bin')) return;
+    const ortho = await orthomosaic(dsm, withDepth, {});
+    const crs = resolveOutputCrs({ requested: null, positions: [{ latitude: 50.82, longitude: -0.17 }] });
+    assert.ok(crs.ok);
+    const frame = { offsetOutput: [699000, 5633000, 10] as const, swapped: false };
+    const files = { cog: path.join(dir, 'ortho_rgb.tif'), thumbnail: path.join(dir, 'ortho_thumb.png') };
+    const written = await writeOrthomosaic(ortho, dsm, frame, crs.crs, files, { blockSize: 64 });
+
+    const info = JSON.parse(execFileSync('/usr/bin/gdalinfo', ['-json', files.cog], { encoding: 'utf8' }));
+    assert.deepEqual(info.size, [dsm.width, dsm.height]);
+    assert.equal(info.metadata?.IMAGE_STRUCTURE?.LAYOUT, 'COG');
+    assert.deepEqual(info.bands.map((b: any) => [b.type, b.colorInterpretation]), [['Byte', 'Red'], ['Byte', 'Green'], ['Byte', 'Blue'], ['Byte', 'Alpha']]);
+    assert.ok(info.bands[0].overviews?.length >= 1, 'overviews');
+    assert.deepEqual(info.geoTransform, [dsm.originEast + 699000, dsm.cellSize, 0, dsm.originNorth + 5633000, 0, -dsm.cellSize]);
+
+    // A roof cell, a nodata cell and a cell beyond the photos, read back through GDAL.
+    const pixel = (e: number, n: number) => execFileSync('/usr/bin/gdallocationinfo', ['-valonly', '-geoloc', files.cog, String(e + 699000), String(n + 5633000)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+    const roof = pixel(0.1, 0.1);
+    assert.ok(difference(roof.slice(0, 3) as Rgb, box.roof) <= TOLERANCE && roof[3] === 255, `roof ${roof}`);
+    assert.equal(pixel(-14, 12)[3], 0, 'nodata cell transparent');
+    assert.equal(pixel(39, 0)[3], 0, 'cell beyond the photos transparent');
+
+    const thumb = await sharp(files.thumbnail).raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([thumb.info.width, thumb.info.height, thumb.info.channels], [written.thumbnail.width, written.thumbnail.height, 4]);
+    assert.ok(Math.max(thumb.info.width, thumb.info.height) <= 512);
+    assert.equal(thumb.data[4 * (thumb.info.width - 1) + 3], 0, 'the thumbnail is transparent beyond the photos (north-east corner)');
   });
 });
 

@@ -11,8 +11,7 @@ export function labelWindowCounts(labels: Int16Array, width: number, height: num
   if (radius > 127) throw new RangeError('seam radius above 127 cells'); // (2 * 127 + 1)^2 fits a Uint16
   const top = Math.max(0, firstRow - radius);
   const bottom = Math.min(height, endRow + radius);
-  const present = new Set<number>();
-  for (let i = top * width; i < bottom * width; i++) if (labels[i] >= 0) present.add(labels[i]);
+  const present = labelsNear(labels, width, height, firstRow, endRow, radius);
 
   const rows = bottom - top;
   const prefix = new Int32Array(width + 1);
@@ -47,4 +46,16 @@ export function labelWindowCounts(labels: Int16Array, width: number, height: num
     counts.set(camera, block);
   }
   return counts;
+}
+
+/** The cameras labelled within `radius` rows of rows [firstRow, endRow): those whose photos the block's colours read. */
+export function labelsNear(labels: Int16Array, width: number, height: number, firstRow: number, endRow: number, radius: number): Set<number> {
+  const present = new Set<number>();
+  let last = -1;
+  for (let i = Math.max(0, firstRow - radius) * width, end = Math.min(height, endRow + radius) * width; i < end; i++) {
+    const label = labels[i];
+    if (label !== last && label >= 0) present.add(label);
+    last = label;
+  }
+  return present;
 }

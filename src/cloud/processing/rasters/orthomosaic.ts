@@ -3,7 +3,7 @@
 // behind them is painted with their walls.
 //
 // Two passes over the grid, in blocks of rows (north to south), yielding to the event loop
-// between blocks and sizing the blocks to ~40 ms each:
+// between blocks and sizing the blocks to ~30 ms each:
 //   1. labels: for each cell with a DSM value, the cameras whose image holds it are ranked by
 //      orthomosaic-camera.ts's score (most nadir, finest, away from the image border) and the best
 //      one that is not occluded (its depth map, else a ray march over the DSM) labels the cell.
@@ -34,7 +34,7 @@ import {
   type Projection,
 } from './orthomosaic-camera.ts';
 import { ImageCache, addBilinear } from './orthomosaic-images.ts';
-import { labelWindowCounts } from './orthomosaic-seams.ts';
+import { labelWindowCounts, labelsNear } from './orthomosaic-seams.ts';
 
 export type { OrthoCamera, OcclusionTolerance } from './orthomosaic-camera.ts';
 export { orthoFeasibility } from './orthomosaic-feasibility.ts';
@@ -63,7 +63,7 @@ export interface Orthomosaic {
   occlusionTests: OcclusionCounts;
 }
 
-const BLOCK_MS = 40;
+const BLOCK_MS = 30;
 const TILE_COLUMNS = 128;
 
 export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: OrthomosaicOptions = {}): Promise<Orthomosaic> {
@@ -83,21 +83,23 @@ export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: Or
   }
   const surface: DsmSurface = { grid: dsm, top };
   const counts: OcclusionCounts = { depthMap: 0, rayMarch: 0 };
-  const total = 2 * height;
-  let done = 0;
 
   // Pass 1: labels.
   const labels = new Int16Array(width * height).fill(-1);
   const candidates = new Int32Array(prepared.length);
   const scores = new Float64Array(prepared.length);
   const p: Projection = { u: 0, v: 0, depth: 0 };
-  await inBlocks(height, options, (firstRow, endRow) => {
-    for (let tile = 0; tile < width; tile += TILE_COLUMNS) {
-      const endColumn = Math.min(width, tile + TILE_COLUMNS);
-      const framing = camerasFraming(prepared, dsm, firstRow, endRow, tile, endColumn);
-      if (framing.length === 0) continue;
-      for (let row = firstRow; row < endRow; row++) {
-        for (let col = tile; col < endColumn; col++) {
+  const progress = (offset: number) => (rowsDone: number) => options.onProgress?.(offset + rowsDone, 2 * height);
+  await inBlocks(height, options.signal, progress(0), async (firstRow, endRow) => {
+    const tiles: { firstColumn: number; endColumn: number; framing: PreparedCamera[] }[] = [];
+    for (let firstColumn = 0; firstColumn < width; firstColumn += TILE_COLUMNS) {
+      const endColumn = Math.min(width, firstColumn + TILE_COLUMNS);
+      const framing = camerasFraming(prepared, dsm, firstRow, endRow, firstColumn, endColumn);
+      if (framing.length) tiles.push({ firstColumn, endColumn, framing });
+    }
+    return (row) => {
+      for (const { firstColumn, endColumn, framing } of tiles) {
+        for (let col = firstColumn; col < endColumn; col++) {
           const i = row * width + col;
           const z = values[i];
           if (z !== z) continue;
@@ -126,50 +128,44 @@ export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: Or
           }
         }
       }
-    }
-    done += endRow - firstRow;
-    options.onProgress?.(done, total);
+    };
   });
 
   // Pass 2: colours, feathered across the seams.
   const cache = new ImageCache(cameras, options.imageCacheBytes ?? 1024 ** 3);
   const data = new Uint8Array(4 * width * height);
   const sum = new Float64Array(3);
-  await inBlocks(height, options, async (firstRow, endRow) => {
+  await inBlocks(height, options.signal, progress(height), async (firstRow, endRow) => {
+    const images = await cache.load(labelsNear(labels, width, height, firstRow, endRow, radius));
     const windows = labelWindowCounts(labels, width, height, firstRow, endRow, radius);
-    const images = await cache.load(windows.keys());
     const present = [...windows.keys()];
     const weights = present.map((k) => windows.get(k)!);
     const decoded = present.map((k) => images.get(k)!);
-    return () => {
-      for (let row = firstRow; row < endRow; row++) {
-        for (let col = 0; col < width; col++) {
-          const i = row * width + col;
-          const label = labels[i];
-          if (label < 0) continue;
-          const local = (row - firstRow) * width + col;
-          const [x, y] = cellCentre(dsm, col, row);
-          const z = values[i];
-          sum.fill(0);
-          let weightSum = 0;
-          for (let k = 0; k < present.length; k++) {
-            const w = weights[k][local];
-            if (w === 0) continue;
-            const camera = prepared[present[k]];
-            if (!project(camera, x, y, z, p)) continue;
-            if (present[k] !== label && !(cameraScore(camera, x, y, z, p) > 0 && visibleFrom(camera, x, y, z, p, surface, tolerance, counts))) continue;
-            addBilinear(decoded[k], p.u, p.v, w, sum);
-            weightSum += w;
-          }
-          const o = 4 * i;
-          data[o] = Math.round(sum[0] / weightSum);
-          data[o + 1] = Math.round(sum[1] / weightSum);
-          data[o + 2] = Math.round(sum[2] / weightSum);
-          data[o + 3] = 255;
+    return (row) => {
+      for (let col = 0; col < width; col++) {
+        const i = row * width + col;
+        const label = labels[i];
+        if (label < 0) continue;
+        const local = (row - firstRow) * width + col;
+        const [x, y] = cellCentre(dsm, col, row);
+        const z = values[i];
+        sum.fill(0);
+        let weightSum = 0;
+        for (let k = 0; k < present.length; k++) {
+          const w = weights[k][local];
+          if (w === 0) continue;
+          const camera = prepared[present[k]];
+          if (!project(camera, x, y, z, p)) continue;
+          if (present[k] !== label && !(cameraScore(camera, x, y, z, p) > 0 && visibleFrom(camera, x, y, z, p, surface, tolerance, counts))) continue;
+          addBilinear(decoded[k], p.u, p.v, w, sum);
+          weightSum += w;
         }
+        const o = 4 * i;
+        data[o] = Math.round(sum[0] / weightSum);
+        data[o + 1] = Math.round(sum[1] / weightSum);
+        data[o + 2] = Math.round(sum[2] / weightSum);
+        data[o + 3] = 255;
       }
-      done += endRow - firstRow;
-      options.onProgress?.(done, total);
     };
   });
 
@@ -192,30 +188,33 @@ export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: Or
 }
 
 /**
- * Runs `work` over rows [0, height) in blocks sized to take about BLOCK_MS each, yielding to the
- * event loop between blocks. `work` may be async for its preparation (decoding photos) and then
- * return the synchronous part, which alone is timed.
+ * Runs a pass over rows [0, height) in blocks, yielding to the event loop between them. For each
+ * block `prepare` does what the block's rows share (choosing cameras, decoding photos, the seam
+ * windows) and returns the per-row work, which runs row by row until the block's rows are done or
+ * BLOCK_MS has passed since the block began; the next block starts at the first row not done and
+ * is sized from the rows per millisecond just seen (a row's cost changes where the grid enters or
+ * leaves photos: the deadline keeps a block from running long, the sizing from wasting its shared work).
  */
-async function inBlocks(height: number, options: OrthomosaicOptions, work: (firstRow: number, endRow: number) => void | Promise<() => void>): Promise<void> {
-  let rows = 4;
+async function inBlocks(height: number, signal: AbortSignal | undefined, onRows: (rowsDone: number) => void, prepare: (firstRow: number, endRow: number) => Promise<(row: number) => void>): Promise<void> {
+  let rows = 2;
   for (let firstRow = 0; firstRow < height; ) {
-    options.signal?.throwIfAborted();
+    signal?.throwIfAborted();
     const endRow = Math.min(height, firstRow + rows);
-    // A preparation's own time (photo decoding) is not counted: sharp decodes off the main thread.
+    const perRow = await prepare(firstRow, endRow);
     const started = performance.now();
-    const synchronous = await work(firstRow, endRow);
-    const timed = synchronous ? performance.now() : started;
-    synchronous?.();
-    rows = nextRows(rows, performance.now() - timed);
-    firstRow = endRow;
+    let row = firstRow;
+    while (row < endRow) {
+      perRow(row++);
+      if (performance.now() - started > BLOCK_MS) break;
+    }
+    const elapsed = performance.now() - started;
+    const rowsDone = row - firstRow;
+    rows = Math.max(1, Math.min(Math.ceil(rows * 1.5), elapsed > 0 ? Math.floor((rowsDone * BLOCK_MS) / elapsed) : rows * 2));
+    firstRow = row;
+    onRows(firstRow);
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
-  options.signal?.throwIfAborted();
-}
-
-function nextRows(rows: number, elapsedMs: number): number {
-  const scaled = elapsedMs > 0 ? Math.floor((rows * BLOCK_MS) / elapsedMs) : rows * 4;
-  return Math.max(1, Math.min(rows * 4, scaled));
+  signal?.throwIfAborted();
 }
 
 /** Cameras whose image may frame some cell of the tile: the tile's box (its DSM heights) projected. */
