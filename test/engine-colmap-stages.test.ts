@@ -2,13 +2,21 @@
 // - the final placed model (levelled in memory, leveling.ts) written as a COLMAP model folder by
 //   model_transformer (georegistration.ts: writeFinalModel) holds the camera centres and points of
 //   the model in memory, within 1e-6 relative, even for cameras along a line (lund's walk);
-// - the runtime: a stage's section of the processing log with its time, its share of progress.
+// - progress that moves: COLMAP's per-image and per-block lines (feature_extractor,
+//   exhaustive_matcher, mapper) parsed into the progress texts, through the engine with a
+//   stand-in colmap; matches_importer's pair list imported in parts, progress after each; the
+//   runtime's heartbeat re-reporting the text with the stage's time while COLMAP prints nothing;
+//   the stage's section of the processing log with its time.
 // Needs /usr/bin/colmap for the model folder (skips otherwise).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { tempDir } from './helpers/test-system.ts';
+import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
+import { droneStripInput } from './helpers/engine-input.ts';
+import { ColmapEngine } from '../src/cloud/processing/colmap/colmap-engine.ts';
+import { importPairs, importParts, IMPORT_PART_PAIRS } from '../src/cloud/processing/colmap/stages/matching.ts';
+import type { Pair } from '../src/cloud/processing/colmap/pair-selection.ts';
 import { readTextModel, type ColmapModel } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { levelAlongTrack } from '../src/cloud/processing/colmap/leveling.ts';
 import { applySimilarity, cameraCentre, modelSimilarity } from '../src/cloud/processing/colmap/model-similarity.ts';
@@ -16,7 +24,7 @@ import { writeFinalModel } from '../src/cloud/processing/colmap/stages/georegist
 import { StageRuntime, type Stage } from '../src/cloud/processing/colmap/stages/stage.ts';
 import { converterArgs } from '../src/cloud/processing/colmap/colmap-commands.ts';
 import { multiplyQuaternions, conjugateQuaternion, quaternionFromAxisAngle, type Vec3 } from '../src/shared/geo/rotation.ts';
-import type { EngineInput } from '../src/cloud/processing/engine.ts';
+import { EngineError, type EngineInput } from '../src/cloud/processing/engine.ts';
 
 const HAS_COLMAP = fs.existsSync('/usr/bin/colmap');
 
@@ -79,7 +87,8 @@ function placeInMemory(model: ColmapModel): void {
   levelAlongTrack(model, { anySpread: true });
 }
 
-function engineInputFor(progress: { percent: number; text: string }[]): EngineInput {
+/** An engine input for the runtime alone: its progress recorded, the processing log kept in `stored` when stored. */
+function engineInputFor(progress: { percent: number; text: string }[], stored: Map<string, string> = new Map()): EngineInput {
   return {
     projectId: 1,
     projectUuid: crypto.randomUUID(),
@@ -91,7 +100,14 @@ function engineInputFor(progress: { percent: number; text: string }[]): EngineIn
     pipeline: 'nadir',
     tags: [],
     controlPoints: { gcps: [], mtps: [], marks: [] },
-    store: undefined as unknown as EngineInput['store'],
+    store: {
+      async putObject(_bucket: string, key: string, body: NodeJS.ReadableStream | Buffer) {
+        let text = '';
+        if (Buffer.isBuffer(body)) text = body.toString('utf8');
+        else for await (const chunk of body) text += chunk.toString();
+        stored.set(key, text);
+      },
+    } as unknown as EngineInput['store'],
     signal: new AbortController().signal,
     async reportProgress(percent, text) {
       progress.push({ percent, text });
@@ -161,5 +177,139 @@ describe('colmap engine stages', () => {
     } finally {
       await runtime.close();
     }
+  });
+
+  /** A stand-in colmap: bash with the command in $1. */
+  function standIn(name: string, body: string): string {
+    const file = path.join(scratch, name);
+    fs.writeFileSync(file, `#!/bin/bash\nif [ "$1" = -h ]; then echo "COLMAP 3.8 -- stand-in"; exit 0; fi\n${body}\n`, { mode: 0o755 });
+    return file;
+  }
+
+  it('the runtime reports the text again with the stage time while COLMAP prints nothing; the log names the stage and its time', async () => {
+    const progress: { percent: number; text: string }[] = [];
+    const quiet = standIn('quiet', 'sleep 1.7; exit 0');
+    const wait: Stage<Record<string, never>, void> = {
+      name: 'wait',
+      title: 'Waiting for COLMAP',
+      weight: 1,
+      async run(context) {
+        await context.colmap('waiting', ['mapper'], { text: 'Waiting' });
+      },
+    };
+    const stored = new Map<string, string>();
+    const runtime = new StageRuntime(engineInputFor(progress, stored), [wait], { binary: quiet, workDir: scratch, timeLimitSeconds: 0, heartbeatSeconds: 0.5 });
+    try {
+      await runtime.open('heartbeat test');
+      await runtime.run(wait, {});
+      await runtime.finish();
+    } finally {
+      await runtime.close();
+    }
+    const log = stored.get('unused/processing_log.txt') ?? '';
+    assert.equal(progress[0].text, 'Waiting for COLMAP', 'the stage title at its start');
+    const beats = progress.filter((p) => /^Waiting for COLMAP \(\d+ s\)$/.test(p.text));
+    assert.deepEqual(progress.at(-1), { percent: 100, text: 'Done' });
+    assert.ok(beats.length >= 2, `heartbeats while COLMAP was silent: ${JSON.stringify(progress)}`);
+    assert.ok(beats.every((b) => b.percent === progress[0].percent), 'the same percent, a new text');
+    const after = progress.length;
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    assert.equal(progress.length, after, 'no heartbeat after the run');
+    assert.match(log, /\n== wait ==\n[\s\S]*\n== wait: 1\.\d s ==\n/);
+  });
+
+  it('importParts: parts of about IMPORT_PART_PAIRS pairs, every pair once; a short list in one part', () => {
+    const pairs = Array.from({ length: 133 }, (_, i) => i);
+    const parts = importParts(pairs);
+    assert.equal(parts.length, 3);
+    assert.ok(parts.every((p) => p.length <= 1.5 * IMPORT_PART_PAIRS && p.length >= IMPORT_PART_PAIRS / 2), parts.map((p) => p.length).join(' '));
+    assert.deepEqual(parts.flat(), pairs);
+    assert.equal(importParts(pairs.slice(0, 50)).length, 1);
+    assert.deepEqual(importParts([]), []);
+  });
+
+  it('matches_importer in parts: progress after each part with the pairs matched so far', async () => {
+    const progress: { percent: number; text: string }[] = [];
+    const calls = path.join(scratch, 'importer.calls');
+    const importer = standIn('importer', `if [ "$1" = matches_importer ]; then wc -l < "\${@: -5:1}" >> ${calls}; echo "Matching block [1/1] in 0.1s"; fi\nexit 0`);
+    const names = Array.from({ length: 30 }, (_, i) => `img${i}.jpg`);
+    const pairs: Pair[] = [];
+    for (let i = 0; i < 30 && pairs.length < 133; i++) for (let j = i + 1; j < 30 && pairs.length < 133; j++) pairs.push([i, j]);
+    const matching: Stage<Record<string, never>, void> = {
+      name: 'matching',
+      title: 'Matching features',
+      weight: 1,
+      async run(context) {
+        const downloaded = { imageDir: context.work, images: names.map((name) => ({ name })) } as unknown as Parameters<typeof importPairs>[2];
+        await importPairs(context, { database: 'db', images: context.work, sparse: 'sparse' }, downloaded, pairs, 'pairs.txt', { text: 'Matching features' });
+      },
+    };
+    const runtime = new StageRuntime(engineInputFor(progress), [matching], { binary: importer, workDir: scratch, timeLimitSeconds: 0 });
+    try {
+      await runtime.open('importer test');
+      await runtime.run(matching, {});
+    } finally {
+      await runtime.close();
+    }
+    const sizes = fs.readFileSync(calls, 'utf8').trim().split('\n').map(Number);
+    assert.deepEqual(sizes, importParts(pairs).map((p) => p.length), 'one matches_importer per part, each with its pairs');
+    const texts = progress.map((p) => p.text);
+    let done = 0;
+    for (const size of sizes) {
+      done += size;
+      assert.ok(texts.includes(`Matching features (${done}/133 pairs)`), `${done}/133 in ${JSON.stringify(texts)}`);
+    }
+    assert.ok(progress.every((p, i) => i === 0 || p.percent >= progress[i - 1].percent));
+  });
+
+  describe('through the engine (stand-in colmap printing COLMAP 3.8 lines)', () => {
+    let system: TestSystem;
+    before(async () => {
+      system = await startTestSystem();
+    });
+    after(async () => {
+      await system?.stop();
+    });
+
+    it('features per photo, exhaustive matching per block, mapping per photo placed: the texts and percents move', async () => {
+      const bin = standIn(
+        'lines',
+        [
+          'case "$1" in',
+          '  feature_extractor) n=$(wc -l < "${@: -1}"); for i in $(seq 1 4); do echo "Processed file [$i/4]"; echo "  Name: x.jpg"; done ;;',
+          '  exhaustive_matcher) for i in 1 2; do for j in 1 2; do echo "Matching block [$i/2, $j/2] in 0.1s"; done; done ;;',
+          '  mapper) for i in 1 2 3; do echo "Registering image #$i ($i)"; done ;;',
+          'esac',
+          'exit 0',
+        ].join('\n'),
+      );
+      const run = await droneStripInput(system.store, 'colmap-stages', 4);
+      const reported: { percent: number; text: string }[] = [];
+      run.reportProgress = async (percent, text) => {
+        reported.push({ percent, text });
+      };
+      // The stand-in builds no model: the run ends with 10201 after the mapper's attempts.
+      await assert.rejects(new ColmapEngine({ binary: bin, workDir: path.join(system.dataDir, 'work') }).run(run), (err) => err instanceof EngineError && err.errorCode === 10201);
+      const texts = reported.map((r) => r.text);
+      for (const text of [
+        'Extracting features',
+        'Extracting features (1/4 photos)',
+        'Extracting features (4/4 photos)',
+        'Matching features',
+        'Matching features (1/4 blocks)',
+        'Matching features (4/4 blocks)',
+        'Reconstructing cameras and points',
+        'Reconstructing cameras and points (3/4 photos placed)',
+      ]) {
+        assert.ok(texts.includes(text), `"${text}" in ${JSON.stringify(texts)}`);
+      }
+      const percentOf = (text: string) => reported.find((r) => r.text === text)!.percent;
+      assert.ok(percentOf('Extracting features (1/4 photos)') < percentOf('Extracting features (4/4 photos)'));
+      assert.equal(percentOf('Extracting features (4/4 photos)'), 25);
+      assert.ok(percentOf('Matching features (1/4 blocks)') < percentOf('Matching features (4/4 blocks)'));
+      assert.equal(percentOf('Matching features (4/4 blocks)'), 50);
+      assert.ok(percentOf('Reconstructing cameras and points (3/4 photos placed)') > 50);
+      assert.ok(reported.every((r, i) => i === 0 || r.percent >= reported[i - 1].percent), 'never backwards');
+    });
   });
 });

@@ -40,7 +40,7 @@ export const featuresStage: Stage<{ downloaded: Downloaded }, Extracted> = {
           const file = processedFile(line);
           if (!file) return null;
           extracted = before + file.done;
-          return extracted / images.length;
+          return { fraction: extracted / images.length, detail: `${extracted}/${images.length} photos` };
         },
       });
       extracted = before + group.images.length;

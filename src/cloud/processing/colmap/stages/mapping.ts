@@ -162,7 +162,7 @@ export class MapperSession {
       within: attempt === 1 ? FIRST_ATTEMPT : FURTHER_ATTEMPTS,
       parse: (line) => {
         const m = /^Registering image #\d+ \((\d+)\)/.exec(line);
-        return m ? Number(m[1]) / images.length : null;
+        return m ? { fraction: Number(m[1]) / images.length, detail: `${m[1]}/${images.length} photos placed` } : null;
       },
       mayFail: true,
     });
@@ -199,7 +199,7 @@ export class MapperSession {
     this.context.log(`matching fallback: ${images.length} image(s) ${why} (${images.map((i) => local[i].name).join(' ')}): matching their ${pairs.length} remaining pair(s), then mapping again`);
     if (!pairs.length) return;
     await importPairs(this.context, this.inputs.extracted.paths, this.inputs.downloaded, pairs, 'match-pairs-fallback.txt', {
-      text: `Matching the ${why === 'not registered' ? 'unregistered' : 'misoriented'} images (${pairs.length} pairs)`,
+      text: `Matching the ${why === 'not registered' ? 'unregistered' : 'misoriented'} images`,
       within: FALLBACK,
     });
     this.current = { ...this.current, matched: [...this.current.matched, ...pairs] };

@@ -11,7 +11,7 @@ import { chooseMatcher, EXHAUSTIVE_MAX_IMAGES, focalFromExif, matcherArgs, match
 import { localPositions, pairListText, selectPairs, type Pair, type PairImage, type PairSelection } from '../pair-selection.ts';
 import type { Downloaded } from './download.ts';
 import type { Extracted } from './features.ts';
-import type { ColmapOptions, Stage, StageContext } from './stage.ts';
+import type { ColmapOptions, LineProgress, Stage, StageContext } from './stage.ts';
 
 export interface Matched {
   readonly matcher: MatcherKind;
@@ -23,18 +23,37 @@ export interface Matched {
   readonly secondsPerPair: number;
 }
 
-/** The fraction done of a matcher's progress line (exhaustive blocks, sequential images), or null. */
-export function matcherProgress(line: string): number | null {
+/**
+ * A matcher's progress line: exhaustive_matcher's `Matching block [i/N, j/M]` (blocks of 10
+ * images: N x M blocks), sequential_matcher's `Matching image [i/N]` (COLMAP 3.8); null otherwise.
+ */
+export function matcherProgress(line: string): LineProgress | null {
   const block = /^Matching block \[(\d+)\/(\d+), (\d+)\/(\d+)\]/.exec(line);
-  if (block) return ((Number(block[1]) - 1) * Number(block[4]) + Number(block[3])) / (Number(block[2]) * Number(block[4]));
+  if (block) {
+    const done = (Number(block[1]) - 1) * Number(block[4]) + Number(block[3]);
+    const total = Number(block[2]) * Number(block[4]);
+    return { fraction: done / total, detail: `${done}/${total} blocks` };
+  }
   const image = /^Matching image \[(\d+)\/(\d+)\]/.exec(line);
-  return image ? Number(image[1]) / Number(image[2]) : null;
+  return image ? { fraction: Number(image[1]) / Number(image[2]), detail: `${image[1]}/${image[2]} photos` } : null;
 }
 
-/** The fraction done of a matches_importer progress line, or null. */
-export function importerProgress(line: string): number | null {
-  const block = /^Matching block \[(\d+)\/(\d+)\] in /.exec(line);
-  return block ? Number(block[1]) / Number(block[2]) : null;
+/**
+ * matches_importer with a pair list prints one `Matching block [i/N] in 12.3s` line per block of
+ * 1225 pairs (ImagePairsMatching.block_size, not an option of its command line in 3.8): one line
+ * at the end for any list of up to 1225 pairs, so lund's 133 pairs (about 200 s on 2 cores) showed
+ * no progress. The list is therefore imported in parts of at most IMPORT_PART_PAIRS pairs, one
+ * command each (pairs are matched and verified independently: the same matches as one command;
+ * each command costs about a second more to start and read the features): progress after each
+ * part, and the runtime's heartbeat in between. Parts hold at least IMPORT_PART_PAIRS / 2 pairs,
+ * so a short list stays one command.
+ */
+export const IMPORT_PART_PAIRS = 40;
+
+export function importParts<T>(pairs: readonly T[]): T[][] {
+  const count = Math.max(1, Math.round(pairs.length / IMPORT_PART_PAIRS));
+  const size = Math.ceil(pairs.length / count);
+  return Array.from({ length: count }, (_, k) => pairs.slice(k * size, (k + 1) * size)).filter((part) => part.length > 0);
 }
 
 export const matchingStage: Stage<{ downloaded: Downloaded; extracted: Extracted }, Matched> = {
@@ -48,7 +67,7 @@ export const matchingStage: Stage<{ downloaded: Downloaded; extracted: Extracted
     const selection = chooseMatcher(images.length, withGps) === 'pairs' ? selectPairs(pairImages(images)) : null;
     const matcher: MatcherKind = selection ? 'pairs' : images.length <= EXHAUSTIVE_MAX_IMAGES ? 'exhaustive' : 'sequential';
     if (!selection) {
-      await context.colmap('matching', matcherArgs(matcher === 'sequential' ? 'sequential' : 'exhaustive', extracted.paths), { text: `Matching features (${matcher})`, parse: matcherProgress });
+      await context.colmap('matching', matcherArgs(matcher === 'sequential' ? 'sequential' : 'exhaustive', extracted.paths), { text: 'Matching features', parse: matcherProgress });
       return { matcher, selection, matched: [], secondsPerPair: 0 };
     }
     context.log(
@@ -56,17 +75,33 @@ export const matchingStage: Stage<{ downloaded: Downloaded; extracted: Extracted
         `${selection.withFootprint} image(s) with a ground footprint, ${selection.withDirection} with a viewing direction, ${selection.withoutPosition} without a position; ` +
         `${selection.addedForPartners} pair(s) added for the least partners, ${selection.addedToConnect} to connect)`,
     );
-    const secondsPerPair = await importPairs(context, extracted.paths, downloaded, selection.pairs, 'match-pairs.txt', { text: `Matching features (${selection.pairs.length} of ${selection.exhaustivePairs} pairs)` });
+    const secondsPerPair = await importPairs(context, extracted.paths, downloaded, selection.pairs, 'match-pairs.txt', { text: 'Matching features' });
     return { matcher, selection, matched: [...selection.pairs], secondsPerPair };
   },
 };
 
-/** Matches and verifies `pairs` (matches_importer, the list in the work folder's `file`); answers the seconds per pair it took. */
+/**
+ * Matches and verifies `pairs` (matches_importer, in parts: importParts; the lists in the work
+ * folder, named after `file`); answers the seconds per pair it took.
+ */
 export async function importPairs(context: StageContext, paths: ColmapPaths, downloaded: Downloaded, pairs: readonly Pair[], file: string, options: Omit<ColmapOptions, 'parse'>): Promise<number> {
-  const listPath = path.join(context.work, file);
-  await fsp.writeFile(listPath, pairListText(downloaded.images.map((l) => l.name), [...pairs]));
+  const names = downloaded.images.map((l) => l.name);
+  const parts = importParts(pairs);
+  const within = options.within ?? { start: 0, end: 1 };
   const t = Date.now();
-  await context.colmap('matching', matchesImporterArgs(paths, listPath), { ...options, parse: importerProgress });
+  let done = 0;
+  for (const [k, part] of parts.entries()) {
+    const listPath = path.join(context.work, parts.length === 1 ? file : file.replace(/(\.txt)?$/, `-${k + 1}$1`));
+    await fsp.writeFile(listPath, pairListText(names, part));
+    const before = done;
+    const at = (fraction: number) => within.start + fraction * (within.end - within.start);
+    await context.colmap('matching', matchesImporterArgs(paths, listPath), {
+      ...options,
+      within: { start: at(before / pairs.length), end: at((before + part.length) / pairs.length) },
+      parse: (line) => (/^Matching block \[\d+\/\d+\] in /.test(line) ? { fraction: 1, detail: `${before + part.length}/${pairs.length} pairs` } : null),
+    });
+    done += part.length;
+  }
   return (Date.now() - t) / 1000 / Math.max(1, pairs.length);
 }
 

@@ -49,9 +49,13 @@ export interface StageContext {
   record(): RunRecord;
 }
 
+/** What a progress line of COLMAP's output tells: the fraction done, with a detail for the text (`12/29 photos`). */
+export type LineProgress = number | { fraction: number; detail: string };
+
 export interface ColmapOptions {
+  /** The progress text; a parsed line's detail is added in parentheses. */
   text: string;
-  parse?: (line: string) => number | null;
+  parse?: (line: string) => LineProgress | null;
   within?: { start: number; end: number };
   mayFail?: boolean;
 }
@@ -70,6 +74,22 @@ export interface StageRuntimeOptions {
   workDir: string;
   /** 0: no limit. */
   timeLimitSeconds: number;
+  /** The progress text is reported again, with the stage's time, after this long without a report (default HEARTBEAT_SECONDS). */
+  heartbeatSeconds?: number;
+}
+
+/**
+ * COLMAP can print nothing for minutes (matching a block of pairs, a bundle adjustment): the last
+ * progress text is then reported again with the stage's elapsed time at least this often, so the
+ * console shows the run alive ("Matching features (40/133 pairs, 52 s)").
+ */
+export const HEARTBEAT_SECONDS = 10;
+/** A new text at the same percent is reported at most this often (each report is a database write). */
+const TEXT_INTERVAL_MS = 1000;
+
+/** `text` with the elapsed seconds added in its parentheses (or in new ones). */
+export function withElapsed(text: string, seconds: number): string {
+  return text.endsWith(')') ? `${text.slice(0, -1)}, ${seconds} s)` : `${text} (${seconds} s)`;
 }
 
 /** Where the processing log is stored, beside the outputs. */
@@ -87,6 +107,12 @@ export class StageRuntime {
   private readonly stageSeconds: Record<string, number> = {};
   private readonly commands: string[][] = [];
   private percent = 0;
+  /** The latest progress text (reported or not) and when a report last went out. */
+  private text = '';
+  private reportedAt = 0;
+  private stageStarted = Date.now();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private heartbeatsOn = false;
   /** The step an abort or a failure names: the running command, else the running stage. */
   private step = 'preparation';
   private work = '';
@@ -126,6 +152,9 @@ export class StageRuntime {
     this.step = stage.name;
     this.write(`\n== ${stage.name} ==\n`);
     const t0 = Date.now();
+    this.stageStarted = t0;
+    this.heartbeatsOn = true;
+    await this.report(share.start, stage.title, true);
     const outputs = await stage.run(this.context(share), inputs);
     const seconds = (Date.now() - t0) / 1000;
     this.stageSeconds[stage.name] = seconds;
@@ -135,6 +164,7 @@ export class StageRuntime {
 
   /** After the last stage: the log closed and stored, progress 100; `outputs` lists the log when given. */
   async finish(): Promise<string> {
+    this.stopHeartbeats();
     this.write(`\ndone in ${((Date.now() - this.started) / 1000).toFixed(1)} s\n`);
     await this.storeLog();
     await this.report(100, 'Done');
@@ -143,6 +173,7 @@ export class StageRuntime {
 
   /** A failed run: the error to throw (an abort named as such), logged; the log stored all the same. */
   async fail(err: unknown): Promise<unknown> {
+    this.stopHeartbeats();
     const failure = this.signal.aborted && !(err instanceof EngineError) ? this.abortError(this.step) : err;
     this.write(`\nfailed during ${this.step}: ${failure instanceof Error ? failure.message : String(failure)}\n`);
     // The log of a failed run is kept too (not listed as an output: the run has none).
@@ -152,6 +183,7 @@ export class StageRuntime {
 
   /** Always, last: the timer stopped and the work folder removed. */
   async close(): Promise<void> {
+    this.stopHeartbeats();
     if (this.timer) clearTimeout(this.timer);
     if (this.log && !this.log.closed) await new Promise<void>((resolve) => this.log!.end(resolve));
     if (this.work) await fsp.rm(this.work, { recursive: true, force: true }).catch(() => undefined);
@@ -187,9 +219,11 @@ export class StageRuntime {
       log: this.log!,
       signal: this.signal,
       onLine: (line) => {
-        const fraction = options.parse?.(line);
-        if (fraction === null || fraction === undefined) return;
-        pending = pending.then(() => this.report(toPercent(fraction), options.text)).catch(() => undefined);
+        const parsed = options.parse?.(line);
+        if (parsed === null || parsed === undefined) return;
+        const { fraction, detail } = typeof parsed === 'number' ? { fraction: parsed, detail: null } : parsed;
+        const text = detail ? `${options.text} (${detail})` : options.text;
+        pending = pending.then(() => this.report(toPercent(fraction), text)).catch(() => undefined);
       },
     });
     await pending;
@@ -200,12 +234,39 @@ export class StageRuntime {
     return true;
   }
 
-  /** The engine's progress: whole percents, never backwards; a repeated percent is not reported again. */
-  private async report(value: number, text: string): Promise<void> {
+  /**
+   * The engine's progress: whole percents, never backwards. The same percent is reported again
+   * when `force`d (a stage's start) or with a new text, at most every TEXT_INTERVAL_MS.
+   */
+  private async report(value: number, text: string, force = false): Promise<void> {
     const next = Math.max(this.percent, Math.min(100, Math.floor(value)));
-    if (next === this.percent && value !== 0) return;
+    const newText = text !== this.text;
+    this.text = text;
+    if (!force && next === this.percent && value !== 0 && !(newText && Date.now() - this.reportedAt >= TEXT_INTERVAL_MS)) return;
     this.percent = next;
-    await this.input.reportProgress(next, text);
+    await this.send(next, text);
+  }
+
+  private async send(percent: number, text: string): Promise<void> {
+    this.reportedAt = Date.now();
+    this.armHeartbeat();
+    await this.input.reportProgress(percent, text);
+  }
+
+  /** The latest text again, with the stage's time, when nothing was reported for the heartbeat's period. */
+  private armHeartbeat(): void {
+    if (this.heartbeat) clearTimeout(this.heartbeat);
+    if (!this.heartbeatsOn) return;
+    this.heartbeat = setTimeout(() => {
+      const seconds = Math.round((Date.now() - this.stageStarted) / 1000);
+      // A failed report (the project canceled) is the cancel's business, not the heartbeat's.
+      this.send(this.percent, withElapsed(this.text, seconds)).catch(() => undefined);
+    }, 1000 * (this.options.heartbeatSeconds ?? HEARTBEAT_SECONDS));
+  }
+
+  private stopHeartbeats(): void {
+    this.heartbeatsOn = false;
+    if (this.heartbeat) clearTimeout(this.heartbeat);
   }
 
   private write(text: string): void {
