@@ -152,6 +152,24 @@ describe('orthomosaic of a synthetic scene', () => {
     assert.ok(share >= 0.95, `the strip has the ground's colours at ${(share * 100).toFixed(1)} % of its cells`);
   });
 
+  it('the same with depth maps at half the photos\' size (the dense stage\'s maxImageSize)', async () => {
+    const halved = withDepth.map((c) => {
+      const map = c.depthMap!;
+      const width = map.width / 2;
+      const height = map.height / 2;
+      const data = Float32Array.from({ length: width * height }, (_, i) => {
+        const [x, y] = [2 * (i % width), 2 * Math.floor(i / width)];
+        return map.data[y * map.width + x];
+      });
+      return { ...c, depthMap: { width, height, data } };
+    });
+    const ortho = await orthomosaic(dsm, halved, {});
+    const share = matching(ortho, hiddenFromA());
+    assert.ok(share >= 0.95, `the strip has the ground's colours at ${(share * 100).toFixed(1)} % of its cells`);
+    const all = [...ortho.data.keys()].filter((k) => k % 4 === 3 && ortho.data[k] === 255).map((k) => k >> 2);
+    assert.ok(matching(ortho, all) >= 0.97);
+  });
+
   it('the same without depth maps: ray marching over the DSM', async () => {
     const cameras = withDepth.map((c) => ({ ...c, depthMap: null }));
     const ortho = await orthomosaic(dsm, cameras, {});
