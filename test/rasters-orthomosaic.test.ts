@@ -261,6 +261,8 @@ describe('orthoFeasibility', () => {
     const below = withDepth.map((c) => ({ ...c, ...gimbalCamera(c.name, [0, 0, -5], { yaw: 0, pitch: -90 }, size) }));
     const answer = orthoFeasibility(below, dsm);
     assert.equal(answer.ok, false);
-    assert.match((answer as { reason: string }).reason, /not above the ground/);
+    assert.match((answer as { reason: string }).reason, /not above the ground \(median camera 5\.0 below/);
+    const lost = withDepth.map((c) => ({ ...c, translation: [NaN, 0, 0] as [number, number, number] }));
+    assert.deepEqual(orthoFeasibility(lost, dsm), { ok: false, reason: 'no camera has a finite position' });
   });
 });

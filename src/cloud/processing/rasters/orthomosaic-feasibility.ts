@@ -22,17 +22,21 @@ export function orthoFeasibility(cameras: OrthoCamera[], ground: Grid | number):
   if (groundHeight === null || !Number.isFinite(groundHeight)) return { ok: false, reason: 'the DSM has no cell with a height' };
 
   // Camera axis in the local frame: the third row of the world-to-camera rotation.
-  const tilts = cameras.map((c) => (Math.acos(Math.max(-1, Math.min(1, -c.rotation[8] / Math.hypot(c.rotation[6], c.rotation[7], c.rotation[8])))) * 180) / Math.PI);
+  const tilts = cameras.map((c) => (Math.acos(Math.max(-1, Math.min(1, -c.rotation[8] / Math.hypot(c.rotation[6], c.rotation[7], c.rotation[8])))) * 180) / Math.PI).filter(Number.isFinite);
+  if (tilts.length === 0) return { ok: false, reason: 'no camera has a finite orientation' };
   const tilt = median(tilts);
   if (tilt > MAX_MEDIAN_TILT_DEGREES) {
     const where = tilt >= 75 ? 'at the horizon' : 'obliquely';
     return { ok: false, reason: `the photos look ${where} (median tilt ${Math.round(tilt)}° from nadir): an orthophoto needs photos looking down (median tilt at most ${MAX_MEDIAN_TILT_DEGREES}°)` };
   }
 
-  const heights = cameras.map((c) => {
-    const [r, t] = [c.rotation, c.translation];
-    return -(r[2] * t[0] + r[5] * t[1] + r[8] * t[2]) - groundHeight;
-  });
+  const heights = cameras
+    .map((c) => {
+      const [r, t] = [c.rotation, c.translation];
+      return -(r[2] * t[0] + r[5] * t[1] + r[8] * t[2]) - groundHeight;
+    })
+    .filter(Number.isFinite);
+  if (heights.length === 0) return { ok: false, reason: 'no camera has a finite position' };
   const height = median(heights);
   if (!(height > 0)) return { ok: false, reason: `the cameras are not above the ground (median camera ${(-height).toFixed(1)} below the DSM's ground height)` };
   return { ok: true };
