@@ -34,9 +34,8 @@ function planeOf(x: number, z: number): { normal: number[] } {
   return { normal: [-1 / len, 0, WALL.slope / len] };
 }
 
-test('PatchMatch depth maps match the true depths of the synthetic planes, with normals facing the camera', async () => {
-  assert.equal(summary.images, 4);
-  assert.deepEqual(progress.at(-1), [8, 8], 'one progress step per map and pass');
+/** Share of pixels with a depth, share of those within 1 % of the truth, median normal error (degrees). */
+async function accuracy(): Promise<{ validShare: number; accurateShare: number; medianNormalError: number }> {
   let truthPixels = 0;
   let valid = 0;
   let within1Percent = 0;
@@ -68,14 +67,22 @@ test('PatchMatch depth maps match the true depths of the synthetic planes, with 
       }
     }
   }
-  const validShare = valid / truthPixels;
-  const accurateShare = within1Percent / valid;
   normalErrors.sort((a, b) => a - b);
-  const medianNormalError = normalErrors[normalErrors.length >> 1];
-  console.log(`# valid ${(100 * validShare).toFixed(1)} % of pixels, ${(100 * accurateShare).toFixed(1)} % of them within 1 % of the true depth, median normal error ${medianNormalError.toFixed(1)} deg`);
-  assert.ok(validShare >= 0.6, `valid share ${validShare}`);
-  assert.ok(accurateShare >= 0.8, `share within 1 % ${accurateShare}`);
-  assert.ok(medianNormalError <= 10, `median normal error ${medianNormalError} deg`);
+  const result = { validShare: valid / truthPixels, accurateShare: within1Percent / valid, medianNormalError: normalErrors[normalErrors.length >> 1] };
+  console.log(`# valid ${(100 * result.validShare).toFixed(1)} % of pixels, ${(100 * result.accurateShare).toFixed(1)} % of them within 1 % of the true depth, median normal error ${result.medianNormalError.toFixed(1)} deg`);
+  return result;
+}
+
+function assertAccurate(result: { validShare: number; accurateShare: number; medianNormalError: number }): void {
+  assert.ok(result.validShare >= 0.6, `valid share ${result.validShare}`);
+  assert.ok(result.accurateShare >= 0.8, `share within 1 % ${result.accurateShare}`);
+  assert.ok(result.medianNormalError <= 10, `median normal error ${result.medianNormalError} deg`);
+}
+
+test('PatchMatch depth maps match the true depths of the synthetic planes, with normals facing the camera', async () => {
+  assert.equal(summary.images, 4);
+  assert.deepEqual(progress.at(-1), [8, 8], 'one progress step per map and pass');
+  assertAccurate(await accuracy());
 });
 
 test('colmap stereo_fusion fuses the depth maps into points on the synthetic planes', async (t) => {
@@ -101,6 +108,12 @@ test('colmap stereo_fusion fuses the depth maps into points on the synthetic pla
   console.log(`# fused ${count} points, ${(100 * onPlane / count).toFixed(1)} % within 2 cm of a plane`);
   assert.ok(count >= 0.3 * scene.width * scene.height, `only ${count} fused points`);
   assert.ok(onPlane / count >= 0.95, `${onPlane} of ${count} fused points on the planes`);
+});
+
+test('coarse to fine (the photometric pass started from half-size planes) keeps the accuracy', async () => {
+  // after the fusion test: this overwrites the maps
+  await computeDepthMaps(scene.workspace, { threads: 2, maxImageSize: 128, pyramidMinSize: 48 }, () => {}, new AbortController().signal);
+  assertAccurate(await accuracy());
 });
 
 test('fusionProgress reads COLMAP 3.8 stereo_fusion progress lines', () => {

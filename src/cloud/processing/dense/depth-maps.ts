@@ -36,6 +36,8 @@ export interface DepthMapOptions {
   windowRadius?: number;
   windowStep?: number;
   seed?: number;
+  /** Coarse to fine down to images of this longer side (patch-match.ts; 0: one level). */
+  pyramidMinSize?: number;
   /** Also write the photometric maps (`<image>.photometric.bin`). */
   writePhotometric?: boolean;
 }
@@ -80,6 +82,7 @@ export async function computeDepthMaps(workspace: string, options: DepthMapOptio
     windowRadius: options.windowRadius ?? DEFAULT_PATCH_MATCH_PARAMS.windowRadius,
     windowStep: options.windowStep ?? DEFAULT_PATCH_MATCH_PARAMS.windowStep,
     seed: options.seed ?? DEFAULT_PATCH_MATCH_PARAMS.seed,
+    pyramidMinSize: options.pyramidMinSize ?? DEFAULT_PATCH_MATCH_PARAMS.pyramidMinSize,
   };
   const geometricIterations = options.geometricIterations ?? DEFAULT_DEPTH_MAP_OPTIONS.geometricIterations;
   const references = loaded.map((_, i) => i).filter((i) => plans[i].sources.length > 0 && plans[i].maxDepth > 0);

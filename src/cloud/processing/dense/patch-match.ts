@@ -41,6 +41,13 @@ export interface PatchMatchParams {
   geometricWeight: number;
   geometricMaxError: number;
   seed: number;
+  /**
+   * Coarse to fine: while the image's longer side halved is at least this, the photometric pass
+   * first runs on the half-size images (recursively), and its planes start this level, which then
+   * runs fineIterations instead of iterations (0: a single level).
+   */
+  pyramidMinSize: number;
+  fineIterations: number;
   /** Filter: pixels costlier than this, or consistent with fewer views, are set to depth 0. */
   filterMaxCost: number;
   filterMinConsistent: number;
@@ -58,6 +65,8 @@ export const DEFAULT_PATCH_MATCH_PARAMS: PatchMatchParams = {
   geometricWeight: 0.3,
   geometricMaxError: 3,
   seed: 1,
+  pyramidMinSize: 320,
+  fineIterations: 2,
   filterMaxCost: 0.6,
   filterMinConsistent: 2,
   filterMaxReprojError: 1,
@@ -145,7 +154,19 @@ function sourceGeometry(ref: PatchMatchView, view: PatchMatchView): SourceGeomet
 }
 
 export function runPatchMatch(input: PatchMatchInput): PatchMatchOutput {
-  const { ref, params } = input;
+  const { ref } = input;
+  let params = input.params;
+  if (!input.initial && params.pyramidMinSize > 0 && Math.max(ref.width, ref.height) / 2 >= params.pyramidMinSize) {
+    const coarse = runPatchMatch({
+      ...input,
+      ref: halfView(ref),
+      sources: input.sources.map((s) => halfView(s)),
+      seeds: input.seeds.map((v, k) => (k % 3 === 2 ? v : (v - 0.5) / 2)),
+      filter: false,
+    });
+    input = { ...input, initial: upsamplePlanes(coarse, halfView(ref, false), ref) };
+    params = { ...params, iterations: params.fineIterations };
+  }
   const { width, height, fx, fy, cx, cy } = ref;
   const sources = input.sources.map((s) => sourceGeometry(ref, s));
   const nViews = sources.length;
@@ -404,6 +425,50 @@ export function runPatchMatch(input: PatchMatchInput): PatchMatchOutput {
 
   if (input.filter) filterDepths(input, sources, depth, normal, cost);
   return { depth, normal, cost };
+}
+
+/**
+ * The view at half size: 2x2 box-filtered grey, intrinsics for the new pixel grid (half-size pixel
+ * j covers full pixels 2j and 2j+1, centred at 2j + 0.5). `withGray` false: the geometry only.
+ */
+function halfView(view: PatchMatchView, withGray = true): PatchMatchView {
+  const width = view.width >> 1;
+  const height = view.height >> 1;
+  const gray = new Float32Array(withGray ? width * height : 0);
+  if (withGray) {
+    const g = view.gray;
+    const w = view.width;
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const o = 2 * y * w + 2 * x;
+        gray[y * width + x] = 0.25 * (g[o] + g[o + 1] + g[o + w] + g[o + w + 1]);
+      }
+    }
+  }
+  return { gray, width, height, fx: view.fx / 2, fy: view.fy / 2, cx: (view.cx - 0.5) / 2, cy: (view.cy - 0.5) / 2, R: view.R, t: view.t };
+}
+
+/** The coarse planes carried to the fine pixels: each fine pixel's ray meets its nearest coarse pixel's plane. */
+function upsamplePlanes(coarse: PatchMatchOutput, from: PatchMatchView, to: PatchMatchView): { depth: Float32Array; normal: Float32Array } {
+  const depth = new Float32Array(to.width * to.height);
+  const normal = new Float32Array(3 * to.width * to.height);
+  for (let y = 0; y < to.height; y++) {
+    const qy = Math.min(from.height - 1, Math.max(0, Math.round((y - 0.5) / 2)));
+    for (let x = 0; x < to.width; x++) {
+      const qx = Math.min(from.width - 1, Math.max(0, Math.round((x - 0.5) / 2)));
+      const q = qy * from.width + qx;
+      const p = y * to.width + x;
+      const nx = coarse.normal[3 * q], ny = coarse.normal[3 * q + 1], nz = coarse.normal[3 * q + 2];
+      const c = coarse.depth[q] * (nx * (qx - from.cx) / from.fx + ny * (qy - from.cy) / from.fy + nz);
+      const denominator = nx * (x - to.cx) / to.fx + ny * (y - to.cy) / to.fy + nz;
+      const d = Math.abs(denominator) > 1e-6 ? c / denominator : coarse.depth[q];
+      depth[p] = d > 0 ? d : coarse.depth[q];
+      normal[3 * p] = nx;
+      normal[3 * p + 1] = ny;
+      normal[3 * p + 2] = nz;
+    }
+  }
+  return { depth, normal };
 }
 
 /** Mean of the k smallest values (a few views: partial selection in place). */
