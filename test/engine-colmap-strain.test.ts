@@ -12,7 +12,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
 import { DRONE_STRIP_GIMBAL, droneStripInput } from './helpers/engine-input.ts';
-import { betterPlaced, ColmapEngine } from '../src/cloud/processing/colmap/colmap-engine.ts';
+import { betterPlaced, ColmapEngine, type FurtherStage } from '../src/cloud/processing/colmap/colmap-engine.ts';
 import { forgetVerification } from '../src/cloud/processing/colmap/colmap-database.ts';
 import { dislocatedImages, imageReprojectionErrors, meanReprojectionError, strainedImages, STRAINED_MIN_IMAGES } from '../src/cloud/processing/colmap/model-strain.ts';
 import type { ColmapModel } from '../src/cloud/processing/colmap/colmap-model.ts';
@@ -303,5 +303,32 @@ save();
     assert.match(log, /mapper attempt 2: 0 misoriented camera\(s\) against 0, 0 dislocated against 4, mean reprojection error 0\.400 against 0\.400 px: kept/);
     assert.match(log, /georegistration: robust fit, cameras a median [\d.]+ m from their GPS positions \(4 beyond 30 m, furthest 200\.0 m\)/);
     assert.match(log, /georegistration-2: robust fit, cameras a median 0\.00 m from their GPS positions \(0 beyond 30 m, furthest 0\.0 m\)/);
+  });
+
+  it('further stages (the dense stages to come) run after the sparse ones with their result, their outputs listed, their weight a share of the progress', async () => {
+    const bin = standIn('further', {});
+    const seen: { folder: boolean; registered: number; outputs: string[] }[] = [];
+    const further: FurtherStage = {
+      name: 'further-check',
+      title: 'Checking the sparse result',
+      weight: 100,
+      async run(context, sparse) {
+        seen.push({ folder: fs.statSync(sparse.placement.modelFolder).isDirectory(), registered: sparse.placement.placed.model.images.length, outputs: sparse.result.outputs.map((o) => o.outputType) });
+        await context.progress(0.5, 'Checking halfway');
+        const key = `${context.input.outputPrefix}further.txt`;
+        await context.input.store.putObject(context.input.bucket, key, Buffer.from('made by a further stage'));
+        return [{ outputType: 'dsm', key }];
+      },
+    };
+    const input = await droneStripInput(system.store, 'colmap-strain', COUNT);
+    const result = await new ColmapEngine({ binary: bin, workDir: path.join(system.dataDir, 'work'), furtherStages: [further] }).run(input);
+    assert.deepEqual(seen, [{ folder: true, registered: COUNT, outputs: ['point_cloud', 'point_cloud_ply', 'calibrated_camera_parameters_json', 'quality_report', 'project_thumb'] }]);
+    assert.deepEqual(result.outputs.map((o) => o.outputType).slice(-2), ['dsm', 'processing_log']);
+    // The sparse stages weigh 100 as before, the further stage 100: the sparse ones end at 50 %, halfway through it is 75 %.
+    assert.ok(input.progress.includes(46) && input.progress.includes(75) && !input.progress.some((p) => p > 50 && p < 75), input.progress.join(' '));
+    const log = await text(result.outputs.find((o) => o.outputType === 'processing_log')!.key);
+    assert.match(log, /\n== sparse-outputs: \d+\.\d s ==\n\n== further-check ==\n== further-check: \d+\.\d s ==\n\ndone in /);
+    const transformer = JSON.parse(fs.readFileSync(path.join(scripts, 'further.calls.json'), 'utf8')).filter((c: { command: string }) => c.command === 'model_transformer');
+    assert.equal(transformer.length, 1, 'the final model written once, by model_transformer');
   });
 });

@@ -13,7 +13,7 @@
 //    ground footprints of gimbal-oriented drone images), imported with `matches_importer
 //    --match_type pairs` (matched and verified as the other matchers do); when the mapper then
 //    leaves images out, every remaining pair of those images is matched and the mapper runs again
-//    (colmap-engine.ts, which says when). Otherwise exhaustive for up to EXHAUSTIVE_MAX_IMAGES images (every pair:
+//    (stages/mapping.ts, which says when). Otherwise exhaustive for up to EXHAUSTIVE_MAX_IMAGES images (every pair:
 //    n(n-1)/2, 1770 at 60 images), else sequential (each image with the next 20, in file-name order).
 // 3. Incremental mapping (`mapper`), then georegistration (`model_aligner`) of the largest model to
 //    the images' positions in the output system (minus an offset), then `model_converter` to text.

@@ -2,7 +2,7 @@
 // forgetting the geometric verification of the matched pairs, so that `matches_importer` verifies
 // them again. For a pair whose matches are stored and whose two-view geometry is not, COLMAP's
 // matcher reuses the matches and only verifies them: lund's 133 pairs in 3 s, where matching
-// them took 70 s. The verification is a RANSAC whose outcome differs from run to run (colmap-engine.ts
+// them took 70 s. The verification is a RANSAC whose outcome differs from run to run (stages/georegistration.ts
 // says why that matters), so verifying again is a cheap way to draw again.
 import { DatabaseSync } from 'node:sqlite';
 
