@@ -64,8 +64,10 @@ export async function writeCog(file: string, raster: RasterData, georef: RasterG
   if (!(width > 0 && height > 0 && bands > 0) || data.length !== width * height * bands) throw new RangeError(`raster of ${width}x${height}x${bands} with ${data.length} values`);
   if (!(georef.cellSize > 0)) throw new RangeError('cell size must be positive');
   const float = data instanceof Float32Array;
+  // The raw pixels, the VRT, GDAL's temporary overview file and the COG itself are made in a
+  // working folder beside the target (one file system: the final rename is atomic), removed after.
   const work = await fs.mkdtemp(path.join(path.dirname(file), '.cog-'));
-  const partial = `${file}.partial.tif`;
+  const partial = path.join(work, 'cog.tif');
   try {
     const rawFile = path.join(work, 'pixels.raw');
     await writeRaw(rawFile, data, float ? raster.nodata : undefined);
@@ -87,7 +89,6 @@ export async function writeCog(file: string, raster: RasterData, georef: RasterG
     await fs.rename(partial, file);
   } finally {
     await fs.rm(work, { recursive: true, force: true });
-    await fs.rm(partial, { force: true });
   }
 }
 
