@@ -116,6 +116,20 @@ test('coarse to fine (the photometric pass started from half-size planes) keeps 
   assertAccurate(await accuracy());
 });
 
+test('an abort stops computeDepthMaps with the abort reason', async () => {
+  const controller = new AbortController();
+  const reason = new Error('canceled by the test');
+  const steps: number[] = [];
+  await assert.rejects(
+    computeDepthMaps(scene.workspace, { threads: 1, maxImageSize: 64 }, (done) => {
+      steps.push(done);
+      controller.abort(reason);
+    }, controller.signal),
+    (err) => err === reason,
+  );
+  assert.deepEqual(steps, [1], 'no map finishes after the abort');
+});
+
 test('fusionProgress reads COLMAP 3.8 stereo_fusion progress lines', () => {
   assert.deepEqual(fusionProgress('Fusing image [3/29] with index 7 in 0.120s (8059 points)'), { done: 3, total: 29 });
   assert.equal(fusionProgress('Number of fused points: 8444'), null);
