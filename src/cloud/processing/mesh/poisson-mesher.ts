@@ -37,10 +37,10 @@ export interface PoissonParameters {
 export const TRIM_KEEP_ALL = 0.01;
 export const MIN_DEPTH = 6;
 export const MAX_DEPTH = 11;
-/** Density rule: faces with a vertex one octree level less densely sampled than the median go. */
-export const DENSITY_DROP = 1;
+/** Density rule: faces with a vertex 16x less densely sampled (per area) than the median go (mesh-trim.ts). */
+export const DENSITY_DROP = 2;
 /** Distance rule: faces with a vertex farther than this many finest cells from every fused point go. */
-export const MAX_DISTANCE_CELLS = 3;
+export const MAX_DISTANCE_CELLS = 2;
 /** Pieces with fewer faces than this share of the mesh (or than MIN_ISLAND_FACES) go. */
 export const ISLAND_FRACTION = 0.001;
 export const MIN_ISLAND_FACES = 20;
