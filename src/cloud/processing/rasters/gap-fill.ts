@@ -75,15 +75,16 @@ function distanceTo(flags: Uint8Array, target: 0 | 1, width: number, height: num
   const edge = target === 0 ? 1 : Infinity; // distance contributed by a step off the grid
   const D = Math.SQRT2;
   for (let i = 0; i < d.length; i++) d[i] = flags[i] === target ? 0 : Infinity;
+  const relax = (best: number, candidate: number) => (candidate < best ? candidate : best);
   for (let r = 0; r < height; r++) {
     for (let c = 0; c < width; c++) {
       const i = r * width + c;
       if (d[i] === 0) continue;
       let best = d[i];
-      best = Math.min(best, c > 0 ? d[i - 1] + 1 : edge);
-      best = Math.min(best, r > 0 ? d[i - width] + 1 : edge);
-      best = Math.min(best, r > 0 && c > 0 ? d[i - width - 1] + D : edge);
-      best = Math.min(best, r > 0 && c < width - 1 ? d[i - width + 1] + D : edge);
+      best = relax(best, c > 0 ? d[i - 1] + 1 : edge);
+      best = relax(best, r > 0 ? d[i - width] + 1 : edge);
+      best = relax(best, r > 0 && c > 0 ? d[i - width - 1] + D : edge);
+      best = relax(best, r > 0 && c < width - 1 ? d[i - width + 1] + D : edge);
       d[i] = best;
     }
   }
@@ -92,10 +93,10 @@ function distanceTo(flags: Uint8Array, target: 0 | 1, width: number, height: num
       const i = r * width + c;
       if (d[i] === 0) continue;
       let best = d[i];
-      best = Math.min(best, c < width - 1 ? d[i + 1] + 1 : edge);
-      best = Math.min(best, r < height - 1 ? d[i + width] + 1 : edge);
-      best = Math.min(best, r < height - 1 && c < width - 1 ? d[i + width + 1] + D : edge);
-      best = Math.min(best, r < height - 1 && c > 0 ? d[i + width - 1] + D : edge);
+      best = relax(best, c < width - 1 ? d[i + 1] + 1 : edge);
+      best = relax(best, r < height - 1 ? d[i + width] + 1 : edge);
+      best = relax(best, r < height - 1 && c < width - 1 ? d[i + width + 1] + D : edge);
+      best = relax(best, r < height - 1 && c > 0 ? d[i + width - 1] + D : edge);
       d[i] = best;
     }
   }
@@ -178,16 +179,23 @@ export function fillGaps(values: Float32Array, width: number, height: number, ma
       const c = i % width;
       let sum = 0;
       let count = 0;
-      const add = (j: number) => {
-        if (mask[j]) {
-          sum += values[j];
-          count++;
-        }
-      };
-      if (c > 0) add(i - 1);
-      if (c < width - 1) add(i + 1);
-      if (i >= width) add(i - width);
-      if (i < n - width) add(i + width);
+      // (inlined: a closure here would be made per cell and per sweep)
+      if (c > 0 && mask[i - 1]) {
+        sum += values[i - 1];
+        count++;
+      }
+      if (c < width - 1 && mask[i + 1]) {
+        sum += values[i + 1];
+        count++;
+      }
+      if (i >= width && mask[i - width]) {
+        sum += values[i - width];
+        count++;
+      }
+      if (i < n - width && mask[i + width]) {
+        sum += values[i + width];
+        count++;
+      }
       if (count) values[i] = sum / count;
     }
   }

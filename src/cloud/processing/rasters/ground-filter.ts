@@ -90,44 +90,77 @@ export function groundModel(dsm: Grid, options: GroundFilterOptions = {}): Groun
 
 /**
  * Minimum or maximum over a square window of `size` (odd) cells centred on each cell, NaN cells
- * ignored (a window of NaN alone gives NaN); rows then columns, van Herk / Gil-Werman.
+ * ignored (a window of NaN alone gives NaN): along the rows, then along the rows of the
+ * transposed result (a column pass read down the columns would miss the cache at every cell).
  */
 export function filterSquare(source: Float32Array, target: Float32Array, width: number, height: number, size: number, kind: 'min' | 'max'): void {
-  const temp = new Float32Array(width * height);
-  const longest = Math.max(width, height);
-  const scratch = { line: new Float32Array(longest), out: new Float32Array(longest), g: new Float32Array(longest + 2 * size), h: new Float32Array(longest + 2 * size) };
-  for (let r = 0; r < height; r++) {
-    for (let c = 0; c < width; c++) scratch.line[c] = source[r * width + c];
-    runningExtreme(scratch, width, size, kind);
-    for (let c = 0; c < width; c++) temp[r * width + c] = scratch.out[c];
+  const across = new Float32Array(width * height);
+  const lines = new LineFilter(Math.max(width, height), size, kind);
+  for (let r = 0; r < height; r++) lines.run(source.subarray(r * width, (r + 1) * width), across.subarray(r * width, (r + 1) * width));
+  const transposed = transpose(across, width, height);
+  for (let c = 0; c < width; c++) lines.run(transposed.subarray(c * height, (c + 1) * height), across.subarray(c * height, (c + 1) * height));
+  target.set(transpose(across, height, width));
+}
+
+/** The running extreme of one line over a window of `size`, van Herk / Gil-Werman. */
+class LineFilter {
+  private readonly padded: Float32Array;
+  private readonly g: Float32Array;
+  private readonly h: Float32Array;
+  private readonly neutral: number;
+
+  constructor(
+    longest: number,
+    private readonly size: number,
+    private readonly kind: 'min' | 'max',
+  ) {
+    const blocks = Math.ceil((longest + size - 1) / size) * size;
+    this.padded = new Float32Array(blocks);
+    this.g = new Float32Array(blocks);
+    this.h = new Float32Array(blocks);
+    this.neutral = kind === 'min' ? Infinity : -Infinity;
   }
-  for (let c = 0; c < width; c++) {
-    for (let r = 0; r < height; r++) scratch.line[r] = temp[r * width + c];
-    runningExtreme(scratch, height, size, kind);
-    for (let r = 0; r < height; r++) target[r * width + c] = scratch.out[r];
+
+  /** out[i] = extreme of line[i - half .. i + half] (clipped to the line). */
+  run(line: Float32Array, out: Float32Array): void {
+    const { size, neutral, padded: p, g, h } = this;
+    const length = line.length;
+    const half = (size - 1) / 2;
+    // p[j] = line[j - half], the neutral value outside the line and for NaN
+    const blocks = Math.ceil((length + size - 1) / size) * size;
+    p.fill(neutral, 0, blocks);
+    for (let i = 0; i < length; i++) {
+      const v = line[i];
+      if (v === v) p[half + i] = v; // not NaN
+    }
+    // g: extreme from each block's start; h: from each block's end; the window starting at j
+    // (covering j .. j + size - 1, centred on line[j]) is the extreme of h[j] and g[j + size - 1].
+    const min = this.kind === 'min';
+    for (let b = 0; b < blocks; b += size) {
+      g[b] = p[b];
+      for (let j = b + 1; j < b + size; j++) g[j] = min ? (p[j] < g[j - 1] ? p[j] : g[j - 1]) : p[j] > g[j - 1] ? p[j] : g[j - 1];
+      h[b + size - 1] = p[b + size - 1];
+      for (let j = b + size - 2; j >= b; j--) h[j] = min ? (p[j] < h[j + 1] ? p[j] : h[j + 1]) : p[j] > h[j + 1] ? p[j] : h[j + 1];
+    }
+    for (let i = 0; i < length; i++) {
+      const a = h[i];
+      const b = g[i + size - 1];
+      const e = min ? (a < b ? a : b) : a > b ? a : b;
+      out[i] = e === neutral ? NaN : e;
+    }
   }
 }
 
-/** out[i] = extreme of line[i - half .. i + half] (clipped to the line), NaN ignored. */
-function runningExtreme(s: { line: Float32Array; out: Float32Array; g: Float32Array; h: Float32Array }, length: number, size: number, kind: 'min' | 'max'): void {
-  const half = (size - 1) / 2;
-  const neutral = kind === 'min' ? Infinity : -Infinity;
-  const pick = kind === 'min' ? Math.min : Math.max;
-  // Padded line p[j] = line[j - half], neutral outside; g: running extreme from each block's
-  // start (blocks of `size`), h: from each block's end; window [j, j + size - 1] = pick(h[j], g[j + size - 1]).
-  const padded = length + 2 * half;
-  const blocks = Math.ceil(padded / size) * size;
-  const { g, h } = s;
-  const value = (j: number) => {
-    const i = j - half;
-    if (i < 0 || i >= length) return neutral;
-    const v = s.line[i];
-    return Number.isNaN(v) ? neutral : v;
-  };
-  for (let j = 0; j < blocks; j++) g[j] = j % size === 0 ? value(j) : pick(g[j - 1], value(j));
-  for (let j = blocks - 1; j >= 0; j--) h[j] = j % size === size - 1 || j === blocks - 1 ? value(j) : pick(h[j + 1], value(j));
-  for (let i = 0; i < length; i++) {
-    const e = pick(h[i], g[i + size - 1]);
-    s.out[i] = e === neutral ? NaN : e;
+/** The width x height row-major grid as height x width (its columns as rows), in 64-cell tiles. */
+function transpose(source: Float32Array, width: number, height: number): Float32Array {
+  const out = new Float32Array(width * height);
+  const tile = 64;
+  for (let r0 = 0; r0 < height; r0 += tile) {
+    for (let c0 = 0; c0 < width; c0 += tile) {
+      const r1 = Math.min(height, r0 + tile);
+      const c1 = Math.min(width, c0 + tile);
+      for (let r = r0; r < r1; r++) for (let c = c0; c < c1; c++) out[c * height + r] = source[r * width + c];
+    }
   }
+  return out;
 }

@@ -191,30 +191,41 @@ export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: Or
  * Runs a pass over rows [0, height) in blocks, yielding to the event loop between them. For each
  * block `prepare` does what the block's rows share (choosing cameras, decoding photos, the seam
  * windows) and returns the per-row work, which runs row by row until the block's rows are done or
- * BLOCK_MS has passed since the block began; the next block starts at the first row not done and
- * is sized from the rows per millisecond just seen (a row's cost changes where the grid enters or
- * leaves photos: the deadline keeps a block from running long, the sizing from wasting its shared work).
+ * the block has used BLOCK_MS of the main thread's CPU (or twice that of wall time, on a loaded
+ * machine); the next block starts at the first row not done and is sized from the rows per CPU
+ * millisecond just seen (a row's cost changes where the grid enters or leaves photos: the
+ * deadline keeps a block from running long, the sizing keeps its shared work worth it). Sized by
+ * CPU rather than wall time: on a loaded machine the wall clock also counts the time the process
+ * waits for a core, and blocks sized by it would shrink to a row each, their shared work (the seam
+ * windows of 2 * seamRadius extra rows) repeated for every row.
  */
 async function inBlocks(height: number, signal: AbortSignal | undefined, onRows: (rowsDone: number) => void, prepare: (firstRow: number, endRow: number) => Promise<(row: number) => void>): Promise<void> {
   let rows = 2;
   for (let firstRow = 0; firstRow < height; ) {
     signal?.throwIfAborted();
     const endRow = Math.min(height, firstRow + rows);
+    const started = mainThreadCpuMs();
     const perRow = await prepare(firstRow, endRow);
-    const started = performance.now();
+    const wallStarted = performance.now();
     let row = firstRow;
     while (row < endRow) {
       perRow(row++);
-      if (performance.now() - started > BLOCK_MS) break;
+      if (mainThreadCpuMs() - started > BLOCK_MS || performance.now() - wallStarted > 2 * BLOCK_MS) break;
     }
-    const elapsed = performance.now() - started;
+    const used = mainThreadCpuMs() - started;
     const rowsDone = row - firstRow;
-    rows = Math.max(1, Math.min(Math.ceil(rows * 1.5), elapsed > 0 ? Math.floor((rowsDone * BLOCK_MS) / elapsed) : rows * 2));
+    rows = Math.max(1, Math.min(Math.ceil(rows * 1.5), used > 0 ? Math.floor((rowsDone * BLOCK_MS) / used) : rows * 2));
     firstRow = row;
     onRows(firstRow);
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
   signal?.throwIfAborted();
+}
+
+/** CPU time of this thread (the event loop's), milliseconds: what a block takes from the loop. */
+function mainThreadCpuMs(): number {
+  const { user, system } = process.threadCpuUsage();
+  return (user + system) / 1000;
 }
 
 /** Cameras whose image may frame some cell of the tile: the tile's box (its DSM heights) projected. */
