@@ -162,7 +162,7 @@ export class StageRuntime {
     return outputs;
   }
 
-  /** After the last stage: the log closed and stored, progress 100; `outputs` lists the log when given. */
+  /** After the last stage: the log closed and stored, progress 100 (Done); answers the log's key. */
   async finish(): Promise<string> {
     this.stopHeartbeats();
     this.write(`\ndone in ${((Date.now() - this.started) / 1000).toFixed(1)} s\n`);
