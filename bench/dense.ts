@@ -4,7 +4,7 @@
 //        [--undistort-size N] [--threads N] [--iterations N] [--geometric N] [--views N]
 // Per depth-map size: `image_undistorter` (once, at --undistort-size, default the largest --size)
 // into DIR/undistorted, then computeDepthMaps at that size and stereo_fusion; prints the seconds
-// per image and pass, the total, the valid share, the fused points and the peak resident memory of
+// per image and pass, the total, the CPU seconds (all threads), the valid share, the fused points and the peak resident memory of
 // this process (the workers are threads of it) and of stereo_fusion (from /proc's VmHWM, sampled).
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -47,8 +47,11 @@ for (const size of sizes) {
     await fs.mkdir(path.join(ws, 'stereo', dir), { recursive: true });
   }
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const summary = await computeDepthMaps(ws, { maxImageSize: size, threads: Number(values.threads), iterations: Number(values.iterations), geometricIterations: Number(values.geometric), sourceViews: Number(values.views) }, () => {}, signal);
   const depthSeconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const depthCpuSeconds = (cpu.user + cpu.system) / 1e6;
   const depthRss = process.resourceUsage().maxRSS / 1024;
   const fuseStarted = performance.now();
   let fusionPeak = 0;
@@ -66,6 +69,9 @@ for (const size of sizes) {
       photometricSecondsPerImage: +(summary.photometricSeconds / summary.images * Number(values.threads)).toFixed(1),
       geometricSecondsPerImage: +(summary.geometricSeconds / summary.images * Number(values.threads)).toFixed(1),
       depthMapsSeconds: +depthSeconds.toFixed(1),
+      // CPU time of all threads: on a shared machine the wall time overstates; cpu / threads is the wall time on free cores
+      depthMapsCpuSeconds: +depthCpuSeconds.toFixed(1),
+      cpuSecondsPerImage: +(depthCpuSeconds / summary.images).toFixed(1),
       validShare: +summary.validShare.toFixed(3),
       fusionSeconds: +fuseSeconds.toFixed(1),
       fusedPoints: points,

@@ -261,8 +261,9 @@ export function runPatchMatch(input: PatchMatchInput): PatchMatchOutput {
             inside = false;
             break;
           }
-          const sx = hx / hz;
-          const sy = hy / hz;
+          const inverse = 1 / hz;
+          const sx = hx * inverse;
+          const sy = hy * inverse;
           if (!(sx >= 0 && sy >= 0 && sx < sw - 1 && sy < sh - 1)) {
             inside = false;
             break;
