@@ -207,6 +207,29 @@ describe('orthomosaic of a synthetic scene', () => {
     assert.ok(largestStep(blended) < 0.05, `blended, no step between neighbouring cells above 0.05: ${largestStep(blended)}`);
   });
 
+  it('colours the ground below each camera from that camera (the most nadir one)', async () => {
+    // Each photo darkened by its own gain: the orthomosaic's brightness over the scene's names the
+    // camera a cell came from.
+    const gains: Record<string, number> = { A: 1, B: 0.85, C: 0.7, D: 0.55 };
+    const ortho = await orthomosaic(dsm, await photographed(gains), { seamRadius: 0 });
+    for (const camera of sceneCameras) {
+      const { rotation: r, translation: t } = camera;
+      const [e0, n0] = [0, 1].map((i) => -(r[i] * t[0] + r[3 + i] * t[1] + r[6 + i] * t[2]));
+      const ratios: number[] = [];
+      for (let row = 0; row < dsm.height; row++) {
+        for (let col = 0; col < dsm.width; col++) {
+          const [e, n] = cellCentre(dsm, col, row);
+          if (Math.hypot(e - e0, n - n0) > 1) continue;
+          const got = colourAt(ortho, row * dsm.width + col);
+          const expected = surfaceColour(boxes, e, n);
+          ratios.push((got[0] + got[1] + got[2]) / (expected[0] + expected[1] + expected[2]));
+        }
+      }
+      const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
+      assert.ok(ratios.length > 50 && Math.abs(mean - gains[camera.name]) < 0.03, `below ${camera.name}: brightness ${mean.toFixed(3)}, its gain ${gains[camera.name]}`);
+    }
+  });
+
   it('stops when aborted', async () => {
     const controller = new AbortController();
     controller.abort();

@@ -3,10 +3,13 @@
 // behind them is painted with their walls.
 //
 // Two passes over the grid, in blocks of rows (north to south), yielding to the event loop
-// between blocks and sizing the blocks to ~30 ms each:
+// between blocks of ~30 ms of CPU each (inBlocks; a 2000x2000-cell orthomosaic from 18 photos of
+// 2000x1125 takes 3 to 4 s of CPU in ~140 blocks: bench/orthomosaic.ts). Worker threads were not
+// worth it: the step is seconds after minutes of dense matching, on machines of 2 cores that the
+// dense stage's own workers already fill.
 //   1. labels: for each cell with a DSM value, the cameras whose image holds it are ranked by
 //      orthomosaic-camera.ts's score (most nadir, finest, away from the image border) and the best
-//      one that is not occluded (its depth map, else a ray march over the DSM) labels the cell.
+//      one that is not occluded (its depth map, else a walk over the DSM) labels the cell.
 //      Only geometry and depth maps are read here: no photo is decoded.
 //   2. colours: each cell is coloured by the cameras labelled around it, weighted by their share
 //      of the window (orthomosaic-seams.ts), each sampled bilinearly where it sees the cell; inside
