@@ -40,6 +40,7 @@ import { ReportService } from './reports/report.service.ts';
 import type { FileStore } from './storage/inspection-files.ts';
 import { ProcessingStatusService } from './processing-status/processing-status.service.ts';
 import { PreviewService } from './previews/preview.service.ts';
+import { OrthoService } from './ortho/ortho.service.ts';
 import { RustAnalysis } from './rust/rust-analysis.ts';
 import { ImageReader } from '../shared/images/image-reader.ts';
 import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from '../shared/images/image-limits.ts';
@@ -111,6 +112,7 @@ export class InspectionModule {
   readonly reports: ReportService;
   readonly processingStatus: ProcessingStatusService;
   readonly previews: PreviewService;
+  readonly ortho: OrthoService;
   readonly rust: RustAnalysis;
   /** Photos read for decoding (previews, rust analysis, report crops) under the image limits, refusals remembered. */
   readonly images: ImageReader;
@@ -153,6 +155,7 @@ export class InspectionModule {
     this.outputs = new OutputService(access, this.cloud, files);
     this.processingStatus = new ProcessingStatusService(access, this.cloud);
     this.previews = new PreviewService(this.db, access, files, images);
+    this.ortho = new OrthoService(access, options.store, logger);
     this.inventory = new InventoryService(this.db, access);
     this.inputs = new InputsZipService(this.db, rows, access, this.cloud, files, jobs, this.notifications, logger);
     this.reports = new ReportService(this.db, rows, access, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger, this.shareTokens, images);
@@ -220,6 +223,7 @@ export class InspectionModule {
       reports: this.reports,
       processingStatus: this.processingStatus,
       previews: this.previews,
+      ortho: this.ortho,
       shareTokens: this.shareTokens,
     });
     if (webConsole) await registerConsole(app, webConsole);

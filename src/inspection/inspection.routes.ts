@@ -20,6 +20,8 @@ import type { ReportService } from './reports/report.service.ts';
 import type { ProcessingStatusService } from './processing-status/processing-status.service.ts';
 import type { PreviewService } from './previews/preview.service.ts';
 import { registerPreviewRoutes } from './previews/preview.routes.ts';
+import type { OrthoService } from './ortho/ortho.service.ts';
+import { registerOrthoRoutes } from './ortho/ortho.routes.ts';
 import { ListOf, respondList } from './http/lists.ts';
 import { registerAssetRoutes } from './assets/asset.routes.ts';
 import { registerInspectionCrudRoutes } from './inspections/inspection.routes.ts';
@@ -54,6 +56,7 @@ export interface InspectionRouteDeps {
   reports: ReportService;
   processingStatus: ProcessingStatusService;
   previews: PreviewService;
+  ortho: OrthoService;
   shareTokens: ShareTokenService;
 }
 
@@ -122,6 +125,7 @@ export async function registerInspectionRoutes(app: HttpServer, deps: Inspection
     registerAnnotationRoutes(r, deps);
     registerMeasurementRoutes(r, deps);
     registerPreviewRoutes(r, deps);
+    registerOrthoRoutes(r, deps);
     registerShareTokenRoutes(r, deps);
   });
 }

@@ -58,7 +58,8 @@ export const FAKE_RASTER_EXTENT = (() => {
   return { west, south, north: south + 200, east: west + 160, width: 160, height: 200, orthoPixel: 0.25, demPixel: 2, epsg: 32615, proj4: UTM15N };
 })();
 
-export async function startFakeNodeOdm(options: { token?: string; pollsToFinish?: number } = {}): Promise<FakeNodeOdm> {
+/** `orthophoto`: the file all.zip carries as odm_orthophoto.tif instead of the generated one (e.g. a COG of known colours over FAKE_RASTER_EXTENT). */
+export async function startFakeNodeOdm(options: { token?: string; pollsToFinish?: number; orthophoto?: Buffer } = {}): Promise<FakeNodeOdm> {
   const tasks = new Map<string, FakeTask>();
   const requests: FakeNodeOdm['requests'] = [];
   const pollsToFinish = options.pollsToFinish ?? 3;
@@ -153,7 +154,7 @@ export async function startFakeNodeOdm(options: { token?: string; pollsToFinish?
       if (req.method === 'GET' && parts[0] === 'task' && parts[2] === 'download' && parts[3] === 'all.zip') {
         const task = tasks.get(parts[1]);
         if (!task || task.status !== 40) return json(200, { error: 'Asset not ready' });
-        const zip = await allZip(task);
+        const zip = await allZip(task, options.orthophoto);
         res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length });
         return res.end(zip);
       }
@@ -217,7 +218,7 @@ function formFields(body: string): Record<string, string> {
 }
 
 /** all.zip with the documented layout; one shot per uploaded image, along a line to the north-east. */
-async function allZip(task: FakeTask): Promise<Buffer> {
+async function allZip(task: FakeTask, orthophoto?: Buffer): Promise<Buffer> {
   const zip = new yazl.ZipFile();
   const project = proj4('EPSG:4326', UTM15N);
   const features = task.images.map((filename, i) => {
@@ -235,7 +236,7 @@ async function allZip(task: FakeTask): Promise<Buffer> {
   // Rasters: real GeoTIFFs in UTM 15N over FAKE_RASTER_EXTENT, as ODM's (map layers are read from them).
   const raster = FAKE_RASTER_EXTENT;
   if (option('skip-orthophoto') !== true) {
-    zip.addBuffer(fakeGeoTiff({ kind: 'rgb', width: raster.width / raster.orthoPixel, height: raster.height / raster.orthoPixel, pixel: raster.orthoPixel, originX: raster.west, originY: raster.north, epsg: 32615 }), 'odm_orthophoto/odm_orthophoto.tif');
+    zip.addBuffer(orthophoto ?? fakeGeoTiff({ kind: 'rgb', width: raster.width / raster.orthoPixel, height: raster.height / raster.orthoPixel, pixel: raster.orthoPixel, originX: raster.west, originY: raster.north, epsg: 32615 }), 'odm_orthophoto/odm_orthophoto.tif');
   }
   const dem = () => fakeGeoTiff({ kind: 'elevation', width: raster.width / raster.demPixel, height: raster.height / raster.demPixel, pixel: raster.demPixel, originX: raster.west, originY: raster.north, epsg: 32615 });
   if (option('dsm') === true) zip.addBuffer(dem(), 'odm_dem/dsm.tif');

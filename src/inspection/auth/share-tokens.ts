@@ -34,8 +34,8 @@ export const SHARE_QUERY_PARAMETER = 'share_token';
 
 /**
  * The routes (method GET, as registered) a share token may read: the inspection, its photos
- * (cameras, previews), annotations, measurements, extras (to place coordinates) and outputs (the
- * report's files among them). Nothing else: not the asset, not other inspections of its bundle,
+ * (cameras, previews), annotations, measurements, extras (to place coordinates), outputs (the
+ * report's files among them) and the orthomosaic's map tiles. Nothing else: not the asset, not other inspections of its bundle,
  * not inventory, not the inputs ZIP, no write.
  */
 export const SHAREABLE_READS: ReadonlySet<string> = new Set([
@@ -47,6 +47,8 @@ export const SHAREABLE_READS: ReadonlySet<string> = new Set([
   '/v1/inspections/:id/measurements/',
   '/v1/inspections/:id/extras/',
   '/v1/inspections/:id/outputs/',
+  '/v1/inspections/:id/ortho/',
+  '/v1/inspections/:id/ortho/tiles/:z/:x/:y.png',
 ]);
 
 const TOKEN = /^ist_([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/;

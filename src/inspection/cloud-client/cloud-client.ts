@@ -4,6 +4,7 @@
 // the same status, anything else (connection refused, 5xx) as 503 unavailable.
 import type { StorageCredentialsRecord } from '../../shared/schemas/storage-credentials.ts';
 import { ApiError, unavailable, ValidationError, type FieldErrors } from '../../infra/http/errors.ts';
+import type { CloudMapLayer } from '../ortho/raster-layers.ts';
 
 export interface CloudProject {
   id: number;
@@ -15,6 +16,8 @@ export interface CloudProject {
   image_count: number;
   s3_base_path: string;
   bucket_name: string;
+  /** The rasters processing made, with their WGS 84 extent and zooms (ortho/raster-layers.ts). */
+  outputs?: { map?: { layers?: CloudMapLayer[] } };
 }
 
 export type CloudStorageCredentials = StorageCredentialsRecord;
@@ -25,6 +28,10 @@ export interface CloudOutput {
   availability: string;
   s3_key: string | null;
   s3_bucket: string | null;
+  /** The output's group (`ortho`, `dsm`, `dtm`, ...). */
+  result_type?: string;
+  /** Why an output is `not available` (the engine's reason). */
+  note?: string | null;
 }
 
 export interface CloudClientOptions {

@@ -4,7 +4,9 @@
 //   a `calibration` (intrinsics and pose in the output coordinate system) that coords_3d casts
 //   rays with (annotations/coords-3d.ts);
 // - the inspection gets a `reconstruction` record: the output coordinate system and offset the
-//   cloud wrote its outputs in (extras), and where the point cloud is (clipping, coords_3d).
+//   cloud wrote its outputs in (extras), where the point cloud is (clipping, coords_3d), and where
+//   the orthomosaic, DSM and DTM are with their extent and zooms (ortho/raster-layers.ts; the
+//   orthomosaic is tiled for the console's map).
 // The cloud's outputs are read from the shared object store at the keys the cloud's outputs API
 // gives, as the outputs endpoint hands them to clients.
 // Only engines that really reconstruct (`"reconstructed": true` in
@@ -21,6 +23,7 @@ import type { InspectionRepository } from '../inspections/inspection.repository.
 import { LasFormatError, readPointCloudFile } from '../../shared/pointcloud/index.ts';
 import { projectorFrom } from '../../shared/geo/projection.ts';
 import { groundReference, type GroundReference } from './ground-altitude.ts';
+import { rasterLayersOf, type RasterLayers } from '../ortho/raster-layers.ts';
 
 /** The output coordinate system as the cloud's outputs describe it (cloud coordinate-systems/crs.ts describeCrs). */
 export interface OutputCrs extends ProjectionDefinition {
@@ -57,6 +60,8 @@ export interface Reconstruction {
   clipped_point_cloud: ClippedPointCloud | null;
   /** How ground_reference_altitude was found (ground-altitude.ts); absent: not computed. */
   ground_reference?: GroundReference | null;
+  /** The cloud's orthomosaic, DSM and DTM (ortho/raster-layers.ts); absent: imported before they were recorded. */
+  rasters?: RasterLayers;
 }
 
 export interface CameraCalibration {
@@ -126,6 +131,7 @@ export class ReconstructionImporter {
       images_registered: document.images_registered ?? null,
       point_cloud: done('point_cloud'),
       clipped_point_cloud: null,
+      rasters: await rasterLayersOf(this.cloud, inspection.project_id!, outputs, this.files.store, this.files.bucket),
     };
     reconstruction.ground_reference = reconstructed ? await this.groundReferenceOf(inspection, reconstruction) : null;
 
@@ -144,7 +150,7 @@ export class ReconstructionImporter {
       await this.inspections.recordReconstruction(inspection.id, reconstruction, trx);
       if (reconstruction.ground_reference) await this.inspections.recordGroundReferenceAltitude(inspection.id, reconstruction.ground_reference.altitude_m, trx);
     });
-    this.logger.info({ inspectionId: inspection.id, engine: reconstruction.engine, reconstructed, cameras: updates.length, pointCloud: reconstruction.point_cloud !== null }, 'reconstruction imported');
+    this.logger.info({ inspectionId: inspection.id, engine: reconstruction.engine, reconstructed, cameras: updates.length, pointCloud: reconstruction.point_cloud !== null, orthomosaic: reconstruction.rasters?.orthomosaic !== null }, 'reconstruction imported');
     return reconstruction;
   }
 
