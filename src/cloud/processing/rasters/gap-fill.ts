@@ -5,9 +5,9 @@
 // empty region that does not reach the grid's border: a roof the fusion missed, a patch of water,
 // a building a ground filter removed), or when the morphological closing of the valued cells by
 // `closeCells` covers it (concavities and channels of the outline narrower than 2 x closeCells:
-// the ragged edge of a dense cloud). Closing is a dilation then an erosion, both read off a
-// chamfer distance transform (two raster passes, 8-neighbour weights 1 and sqrt 2: within 8 % of
-// the Euclidean distance), so the mask costs time and memory linear in cells.
+// the ragged edge of a dense cloud; the plane beyond the grid counts as empty). Closing is a
+// dilation then an erosion, both read off an exact Euclidean distance transform (Felzenszwalb
+// and Huttenlocher), so the mask costs time and memory linear in cells.
 //
 // fillGaps: every covered empty cell gets a height interpolated from the valued cells around it:
 // pull-push (Gortler et al. 1996, "The Lumigraph", section 3.3): a pyramid of 2x2 means of the valued
@@ -19,6 +19,13 @@
 // building). Linear in cells (the pyramid holds a third more cells; relaxation sweeps only the
 // filled cells a fixed number of times). Unlike an inverse-distance fill within a radius, it
 // needs no radius to cover a large hole, and unlike GDAL's gdal_fillnodata it runs in-process.
+
+/**
+ * Cells the erosion gives back fewer than the dilation took: on a grid, the cell beyond a one-cell
+ * gap of a straight edge at the closing's radius is just out of the dilation, so the gap would stay
+ * open (the outline may move out by up to this much).
+ */
+const ERODE_SLACK = 0.5;
 
 /** 1 where the cell belongs to the surface (see the head comment), 0 outside. */
 export function coverageMask(values: Float32Array, width: number, height: number, closeCells: number): Uint8Array {
@@ -53,54 +60,83 @@ export function coverageMask(values: Float32Array, width: number, height: number
     if (i < n - width) seed(i + width);
   }
 
-  // Closing: dilate the valued cells by closeCells, then erode the result by closeCells.
+  // Closing: dilate the valued cells by closeCells, then erode the result by closeCells, on the
+  // grid padded by closeCells each side: the plane around the grid is empty, so an empty cell on
+  // the grid's border between valued cells is closed like any other, and the outline is not
+  // stretched along the border where the cloud touches it.
   if (closeCells > 0) {
-    const toValued = distanceTo(mask, 1, width, height);
-    const dilated = new Uint8Array(n);
-    for (let i = 0; i < n; i++) dilated[i] = toValued[i] <= closeCells ? 1 : 0;
-    const toUndilated = distanceTo(dilated, 0, width, height);
-    for (let i = 0; i < n; i++) if (dilated[i] && toUndilated[i] > closeCells) mask[i] = 1;
+    const pad = Math.ceil(closeCells) + 1;
+    const pw = width + 2 * pad;
+    const ph = height + 2 * pad;
+    const valued = new Uint8Array(pw * ph);
+    for (let r = 0; r < height; r++) valued.set(mask.subarray(r * width, (r + 1) * width), (r + pad) * pw + pad);
+    const radius2 = closeCells * closeCells;
+    const toValued = squaredDistanceTo(valued, 1, pw, ph);
+    const dilated = valued; // reused: every valued cell is dilated
+    for (let i = 0; i < dilated.length; i++) dilated[i] = toValued[i] <= radius2 ? 1 : 0;
+    const toUndilated = squaredDistanceTo(dilated, 0, pw, ph);
+    const eroded2 = (closeCells - ERODE_SLACK) ** 2;
+    for (let r = 0; r < height; r++) {
+      for (let c = 0; c < width; c++) {
+        const j = (r + pad) * pw + c + pad;
+        if (dilated[j] && toUndilated[j] > eroded2) mask[r * width + c] = 1;
+      }
+    }
   }
   for (let i = 0; i < n; i++) if (!outside[i]) mask[i] = 1;
   return mask;
 }
 
+const FAR = 1e20;
+
 /**
- * Chamfer distance (in cells) from each cell to the nearest cell whose flag equals `target`;
- * beyond the grid's border counts as such a cell when target is 0 (the erosion of a closing must
- * not reach past the data).
+ * Squared Euclidean distance (in cells) from each cell to the nearest cell whose flag equals
+ * `target` (about 1e20 when there is none): Felzenszwalb and Huttenlocher's exact transform
+ * ("Distance transforms of sampled functions", Theory of Computing 8, 2012), along the columns
+ * and then along the rows, each the lower envelope of parabolas: linear in cells.
  */
-function distanceTo(flags: Uint8Array, target: 0 | 1, width: number, height: number): Float32Array {
-  const d = new Float32Array(width * height);
-  const edge = target === 0 ? 1 : Infinity; // distance contributed by a step off the grid
-  const D = Math.SQRT2;
-  for (let i = 0; i < d.length; i++) d[i] = flags[i] === target ? 0 : Infinity;
-  const relax = (best: number, candidate: number) => (candidate < best ? candidate : best);
-  for (let r = 0; r < height; r++) {
-    for (let c = 0; c < width; c++) {
-      const i = r * width + c;
-      if (d[i] === 0) continue;
-      let best = d[i];
-      best = relax(best, c > 0 ? d[i - 1] + 1 : edge);
-      best = relax(best, r > 0 ? d[i - width] + 1 : edge);
-      best = relax(best, r > 0 && c > 0 ? d[i - width - 1] + D : edge);
-      best = relax(best, r > 0 && c < width - 1 ? d[i - width + 1] + D : edge);
-      d[i] = best;
-    }
+function squaredDistanceTo(flags: Uint8Array, target: 0 | 1, width: number, height: number): Float64Array {
+  const d = new Float64Array(width * height);
+  const longest = Math.max(width, height);
+  const f = new Float64Array(longest);
+  const out = new Float64Array(longest);
+  const v = new Int32Array(longest);
+  const z = new Float64Array(longest + 1);
+  for (let c = 0; c < width; c++) {
+    for (let r = 0; r < height; r++) f[r] = flags[r * width + c] === target ? 0 : FAR;
+    envelope(f, height, out, v, z);
+    for (let r = 0; r < height; r++) d[r * width + c] = out[r];
   }
-  for (let r = height - 1; r >= 0; r--) {
-    for (let c = width - 1; c >= 0; c--) {
-      const i = r * width + c;
-      if (d[i] === 0) continue;
-      let best = d[i];
-      best = relax(best, c < width - 1 ? d[i + 1] + 1 : edge);
-      best = relax(best, r < height - 1 ? d[i + width] + 1 : edge);
-      best = relax(best, r < height - 1 && c < width - 1 ? d[i + width + 1] + D : edge);
-      best = relax(best, r < height - 1 && c > 0 ? d[i + width - 1] + D : edge);
-      d[i] = best;
-    }
+  for (let r = 0; r < height; r++) {
+    for (let c = 0; c < width; c++) f[c] = d[r * width + c];
+    envelope(f, width, out, v, z);
+    for (let c = 0; c < width; c++) d[r * width + c] = out[c];
   }
   return d;
+}
+
+/** out[q] = min over p of (q - p)^2 + f[p], for q < n (the 1-D transform of the paper). */
+function envelope(f: Float64Array, n: number, out: Float64Array, v: Int32Array, z: Float64Array): void {
+  let k = 0;
+  v[0] = 0;
+  z[0] = -Infinity;
+  z[1] = Infinity;
+  for (let q = 1; q < n; q++) {
+    let s = (f[q] + q * q - (f[v[k]] + v[k] * v[k])) / (2 * q - 2 * v[k]);
+    while (s <= z[k]) {
+      k--;
+      s = (f[q] + q * q - (f[v[k]] + v[k] * v[k])) / (2 * q - 2 * v[k]);
+    }
+    k++;
+    v[k] = q;
+    z[k] = s;
+    z[k + 1] = Infinity;
+  }
+  k = 0;
+  for (let q = 0; q < n; q++) {
+    while (z[k + 1] < q) k++;
+    out[q] = (q - v[k]) * (q - v[k]) + f[v[k]];
+  }
 }
 
 export interface FillOptions {

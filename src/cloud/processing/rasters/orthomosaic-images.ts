@@ -54,11 +54,14 @@ export class ImageCache {
 }
 
 async function decode(camera: OrthoCamera): Promise<DecodedImage> {
-  const { data, info } = await sharp(camera.imagePath, { limitInputPixels: false })
-    .removeAlpha()
-    .toColourspace('srgb')
-    .raw()
-    .toBuffer({ resolveWithObject: true });
+  let decoded: { data: Buffer; info: sharp.OutputInfo };
+  try {
+    // sharp's default pixel limit stays: the undistorted photos are those the registration checked.
+    decoded = await sharp(camera.imagePath).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  } catch (err) {
+    throw new Error(`the photo of camera ${camera.name} (${camera.imagePath}) could not be read: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const { data, info } = decoded;
   if (info.channels !== 3) throw new Error(`${camera.imagePath}: expected 3 colour channels, sharp gave ${info.channels}`);
   return {
     width: info.width,
