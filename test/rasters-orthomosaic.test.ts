@@ -230,6 +230,11 @@ describe('orthomosaic of a synthetic scene', () => {
     }
   });
 
+  it('names the camera whose photo cannot be read', async () => {
+    const cameras = withDepth.map((c) => (c.name === 'B' ? { ...c, imagePath: path.join(dir, 'missing.png') } : c));
+    await assert.rejects(orthomosaic(dsm, cameras, {}), /the photo of camera B \(.*missing\.png\) could not be read/);
+  });
+
   it('stops when aborted', async () => {
     const controller = new AbortController();
     controller.abort();

@@ -2,7 +2,7 @@
 // them and kept within a byte budget (least recently used first out): 18 photos of 2000x1125 are
 // 122 MB decoded, a survey of 500 would not fit, and the grid is walked north to south so the
 // photos a block needs are mostly those of the block before.
-import sharp from 'sharp';
+import sharp, { type OutputInfo } from 'sharp';
 import type { OrthoCamera } from './orthomosaic-camera.ts';
 
 export interface DecodedImage {
@@ -54,12 +54,12 @@ export class ImageCache {
 }
 
 async function decode(camera: OrthoCamera): Promise<DecodedImage> {
-  let decoded: { data: Buffer; info: sharp.OutputInfo };
+  let decoded: { data: Buffer; info: OutputInfo };
   try {
     // sharp's default pixel limit stays: the undistorted photos are those the registration checked.
     decoded = await sharp(camera.imagePath).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   } catch (err) {
-    throw new Error(`the photo of camera ${camera.name} (${camera.imagePath}) could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`the photo of camera ${camera.name} (${camera.imagePath}) could not be read: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   const { data, info } = decoded;
   if (info.channels !== 3) throw new Error(`${camera.imagePath}: expected 3 colour channels, sharp gave ${info.channels}`);
