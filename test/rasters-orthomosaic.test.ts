@@ -3,7 +3,9 @@
 // 40 above looking down, their photos and depth maps rendered by test/helpers/ray-cast-scene.ts.
 // Camera A, west of the box, is the most nadir camera for a strip of ground just east of the box
 // but sees the box's roof there instead; only occlusion (its depth map, or the ray march over the
-// DSM without one) hands that strip to camera B, east of it.
+// DSM without one) hands that strip to camera B, east of it. Photos darkened by known gains show
+// which camera coloured a cell (the one above it) and that a seam between two exposures is ramped,
+// not cut. Then the COG and thumbnail as GDAL reads them, and orthoFeasibility's refusals.
 import { after, before, describe, it } from 'node:test';
 import { execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
