@@ -20,11 +20,15 @@
 // in cells times the number of windows (log2 of the largest window in cells). Cells outside the
 // DSM's footprint (NaN) take no part.
 //
+// Cells within `buffer` (0.5 m) of a non-ground cell are taken as non-ground too: the rim of an
+// object (a car's flank, the eaves) slopes down through cells that stand less than the threshold
+// above the ground and would otherwise stay as a ring in the DTM.
 // The non-ground cells are then emptied and filled from the ground around them (gap-fill.ts,
 // pull-push then relaxation: a membrane under each building), within the DSM's footprint, and
 // the DTM is kept at or below the DSM.
 import type { Grid } from './grid.ts';
 import { fillGaps } from './gap-fill.ts';
+import { squaredDistanceTo } from './distance-transform.ts';
 
 export interface GroundFilterOptions {
   /** Metres per unit of the output system (default 1). */
@@ -37,6 +41,8 @@ export interface GroundFilterOptions {
   initialThreshold?: number;
   /** Largest height threshold, metres (default 2.5). */
   maxThreshold?: number;
+  /** Cells this close (metres) to a removed object go too (default 0.5): its sloping rim. */
+  buffer?: number;
 }
 
 export interface GroundModel {
@@ -79,6 +85,16 @@ export function groundModel(dsm: Grid, options: GroundFilterOptions = {}): Groun
     surface.set(opened);
     previousWindow = window;
     if (window >= maxWindowCells) break;
+  }
+
+  // The rim of an object (a car's, a roof's edge) slopes down through cells that stand less than
+  // the threshold above the ground: they go with the object when within `buffer` of it.
+  const buffer = (options.buffer ?? 0.5) / unit / cellSize;
+  if (buffer > 0) {
+    const objects = new Uint8Array(n);
+    for (let i = 0; i < n; i++) objects[i] = inside[i] && !ground[i] ? 1 : 0;
+    const toObject = squaredDistanceTo(objects, 1, width, height);
+    for (let i = 0; i < n; i++) if (toObject[i] <= buffer * buffer) ground[i] = 0;
   }
 
   const values = Float32Array.from(dsm.values);
