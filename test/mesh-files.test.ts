@@ -1,7 +1,8 @@
 // The mesh's files (src/cloud/processing/mesh/): the binary PLY reader on both byte orders and
 // polygons, the delivered PLY (absolute output coordinates in doubles) and the OBJ zip (output
 // coordinates minus the offset, vertex colours, MTL, offset file, README), each read back by a
-// parser of its own here or by three.js's OBJLoader, for an east-first and a north-first system.
+// parser of its own here or by three.js's OBJLoader, for an east-first and a north-first system;
+// and the three deliverables made together (mesh-outputs.ts).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,7 +13,8 @@ import type { Mesh, BufferGeometry } from 'three';
 import yauzl from 'yauzl';
 import { writeOutputMeshPly, type MeshFrame } from '../src/cloud/processing/mesh/mesh-frame.ts';
 import { writeMeshObjZip } from '../src/cloud/processing/mesh/mesh-obj.ts';
-import { readPlyMesh, type PlyMesh } from '../src/cloud/processing/mesh/mesh-ply.ts';
+import { writeMeshOutputs } from '../src/cloud/processing/mesh/mesh-outputs.ts';
+import { readPlyMesh, writePlyMeshFile, type PlyMesh } from '../src/cloud/processing/mesh/mesh-ply.ts';
 
 const EAST_FIRST: MeshFrame = { offsetOutput: [500_000, 6_170_000, 40], swapped: false };
 /** A north-first system: the offset is [north, east, up]. */
@@ -206,3 +208,26 @@ for (const [label, frame] of [['east-first', EAST_FIRST], ['north-first', NORTH_
     }
   });
 }
+
+test('the deliverables from the trimmed local mesh: the OBJ zip, the absolute PLY and the web copy within its face limit', async () => {
+  const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'mesh-outputs-'));
+  try {
+    const mesh = gridMesh(120);
+    const local = path.join(dir, 'meshed-trimmed.ply');
+    await writePlyMeshFile(local, mesh);
+    const out = await writeMeshOutputs(local, NORTH_FIRST, dir, 'test system', 5000);
+    assert.equal(out.faces, mesh.faceCount);
+    assert.ok(out.webFaces <= 5000 && out.webFaces > 1000, `${out.webFaces} web faces`);
+    assert.deepEqual([...(await unzip(out.objZip)).keys()].sort(), ['README.txt', 'mesh.mtl', 'mesh.obj', 'mesh_offset.xyz']);
+    const ply = readPlyMesh(await fs.promises.readFile(out.ply));
+    assert.deepEqual(Array.from(ply.positions.slice(0, 3)), expectedOutput(mesh, 0, NORTH_FIRST));
+    const web = readPlyMesh(await fs.promises.readFile(out.webPly));
+    assert.equal(web.faceCount, out.webFaces);
+    // The web copy is local (small numbers) in the output system's axis order: x is north here.
+    for (let v = 0; v < web.vertexCount; v++) {
+      assert.ok(web.positions[3 * v] >= 7.3 - 1e-9 && web.positions[3 * v] <= 7.3 + 0.25 * 119 + 1e-9, `x ${web.positions[3 * v]} is a local north`);
+    }
+  } finally {
+    await fs.promises.rm(dir, { recursive: true, force: true });
+  }
+});
