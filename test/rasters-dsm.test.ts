@@ -161,6 +161,33 @@ describe('groundModel (DTM)', () => {
   });
 });
 
+describe('groundModel on a car with sloping flanks', () => {
+  // flat ground at 1 m; a car 2 x 4.4 m, 1.5 m high, whose flanks step down through 0.3 m within
+  // 0.3 m of its body: lower than any threshold of the filter, they are its rim, not ground
+  const body = { minEast: 10, maxEast: 12, minNorth: 10, maxNorth: 14.4 };
+  const height = (e: number, n: number) => {
+    const outside = Math.max(body.minEast - e, e - body.maxEast, body.minNorth - n, n - body.maxNorth);
+    return 1 + (outside <= 0 ? 1.5 : outside <= 0.3 ? 0.3 : 0);
+  };
+  const positions: number[] = [];
+  for (let e = 0.025; e < 22; e += 0.05) for (let n = 0.025; n < 24; n += 0.05) positions.push(e, n, height(e, n));
+  const dsm = surfaceModel({ positions: Float64Array.from(positions), count: positions.length / 3 }, 0.05, { bounds: { minEast: 0, minNorth: 0, maxEast: 22, maxNorth: 24 } });
+  const { dtm } = groundModel(dsm);
+
+  it('takes the rim away with the car', () => {
+    for (const [e, n] of [
+      [9.85, 12],
+      [12.15, 12],
+      [11, 9.85],
+      [11, 14.55],
+      [11, 12],
+    ]) {
+      assert.ok(Math.abs(at(dsm, e, n) - height(e, n)) < 1e-3, `DSM at ${e}, ${n}: ${at(dsm, e, n)}`);
+      assert.ok(Math.abs(at(dtm, e, n) - 1) < 0.05, `DTM at ${e}, ${n}: ${at(dtm, e, n)} instead of the ground's 1`);
+    }
+  });
+});
+
 describe('cell size', () => {
   it('is the median camera height above the ground over the focal length, times the GSD multiple, within the cell budget', () => {
     const cameras = [
