@@ -139,7 +139,7 @@ function vrtXml(raster: RasterData, georef: RasterGeoreference, rawFile: string)
   const float = raster.data instanceof Float32Array;
   const size = float ? 4 : 1;
   const interp = bands >= 3 && !float ? ['Red', 'Green', 'Blue', 'Alpha'] : [];
-  const nodata = float && raster.nodata !== undefined ? raster.nodata : !float && raster.nodata !== undefined && bands < 4 ? raster.nodata : undefined;
+  const nodata = interp[bands - 1] === 'Alpha' ? undefined : raster.nodata; // with alpha, alpha says what is empty
   const bandXml = Array.from({ length: bands }, (_, b) =>
     [
       `  <VRTRasterBand dataType="${float ? 'Float32' : 'Byte'}" band="${b + 1}" subClass="VRTRawRasterBand">`,

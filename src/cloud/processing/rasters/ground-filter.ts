@@ -11,9 +11,11 @@
 //     dh_k = dh0                                          for the 3-cell window,
 //     dh_k = min(dhMax, slope * (w_k - w_(k-1)) * cell + dh0)   after it,
 // (Zhang's eq. 4: terrain of slope `slope` rises that much between two windows); then the
-// opened surface replaces the surface. Defaults follow ODM's SMRF ground classification
-// (--smrf-window 18 m, --smrf-slope 0.15, --smrf-threshold 0.5 m), with dhMax 2.5 m. Windows
-// and heights are given in metres and turned into the output system's units with `unitFactor`.
+// opened surface replaces the surface. Defaults after ODM's SMRF ground classification
+// (--smrf-slope 0.15, --smrf-threshold 0.5 m, --smrf-window 18 m), with dhMax 2.5 m; ODM's
+// window is a radius, ours is the side of the largest window (objects up to 18 m across go):
+// a wider one also shaves hilltops, by up to dhMax. Windows and heights are given in metres and
+// turned into the output system's units with `unitFactor`.
 //
 // Each erosion and dilation is separable (rows, then columns) and uses van Herk's and Gil and
 // Werman's running minimum, 3 comparisons per cell whatever the window, so the filter is linear
