@@ -6018,6 +6018,319 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/inspections/{id}/ortho/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The orthomosaic on a web map: extent, zooms and tile URL (web console; not in the spec)
+         * @description Once processing is done, the orthomosaic the cloud made (result_type `ortho`). 404 `not_found` when the inspection has none, with the cloud's reason in `reason` when it gave one (e.g. not requested: `processing_parameters.generate_ortho`; or an engine that makes none).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Extent in WGS 84 (EPSG:4326) */
+                            bounds: {
+                                /** @description [latitude, longitude] */
+                                ne: [
+                                    number,
+                                    number
+                                ];
+                                /** @description [latitude, longitude] */
+                                sw: [
+                                    number,
+                                    number
+                                ];
+                            };
+                            /** @description Pixels down */
+                            height: number | null;
+                            /** @description Deepest zoom whose pixels are no finer than the orthomosaic's (deeper tiles are magnified) */
+                            max_zoom: number;
+                            /** @description Web-map zoom at which the whole orthomosaic fits in one 256-pixel tile */
+                            min_zoom: number;
+                            /** @description Photos the reconstruction registered */
+                            photos: number | null;
+                            /** @description Ground size of a pixel, metres */
+                            resolution_m: number | null;
+                            /** @description Tile URL template (XYZ, {z}/{x}/{y}), a path of this service; the same credentials as this call */
+                            tile_url: string;
+                            /** @description Pixels across */
+                            width: number | null;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inspections/{id}/ortho/tiles/{z}/{x}/{y}.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A 256 x 256 Web Mercator tile of the orthomosaic, PNG with transparency (XYZ addressing, as OpenStreetMap's)
+         * @description Rendered from the Cloud-Optimized GeoTIFF by windowed reads of the overview matching the zoom. A tile outside the orthomosaic is a transparent PNG; every zoom 0-24 is served (beyond max_zoom the pixels are magnified). Cached per file: `ETag` (304 on `If-None-Match`), `Cache-Control: private, immutable`. 400 on a z, x or y outside its range; 404 when the inspection has no orthomosaic; 422 `raster_unreadable`, `raster_unsupported` or `raster_too_large` with the reason when the file cannot be tiled (not a readable GeoTIFF, not 8-bit RGB(A), no overview for the zoom); 409 when the file is gone from storage.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                    /** @description Column, 0 to 2^z - 1, from the west */
+                    x: string;
+                    /** @description Row, 0 to 2^z - 1, from the north */
+                    y: string;
+                    /** @description Zoom, 0 to 24 */
+                    z: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description PNG, 256 x 256, RGBA */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/png": string;
+                    };
+                };
+                /** @description Not modified (If-None-Match) */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/inspections/{id}/outputs/": {
         parameters: {
             query?: never;

@@ -3,10 +3,12 @@
 // Loaded on demand (import() from the pages that draw a map), so Leaflet is not in the first bundle.
 // Circle markers, not Leaflet's default icons (image files that would need extra assets).
 // Labels are names users chose: Leaflet renders a string tooltip as HTML, so it gets a text element.
+// An optional raster layer (the inspection's orthomosaic) is drawn under the markers (Leaflet's
+// tile pane is below its overlay pane) and the view fits it and the points.
 import { useEffect, useRef } from 'react';
 import L from 'leaflet';
 import 'leaflet/dist/leaflet.css';
-import { consoleSettings } from '../api/client';
+import { authorizedFetch, consoleSettings } from '../api/client';
 import { textElement } from './text-element';
 
 export interface MapPoint {
@@ -24,7 +26,17 @@ const STYLE: Record<NonNullable<MapPoint['kind']>, L.CircleMarkerOptions> = {
   other: { radius: 6, color: '#344054', fillColor: '#98a2b3', fillOpacity: 0.9, weight: 1 },
 };
 
-export function PositionsMap({ points, onSelect, selectedId, height = 400, label }: { points: MapPoint[]; onSelect?: (id: number) => void; selectedId?: number; height?: number; label: string }) {
+/** Tiles of this service (XYZ template, a path of the API: fetched with the session's credentials). */
+export interface MapRaster {
+  tileUrl: string;
+  /** [latitude, longitude] of the south-west and north-east corners. */
+  bounds: { sw: [number, number]; ne: [number, number] };
+  minZoom: number;
+  maxZoom: number;
+  label: string;
+}
+
+export function PositionsMap({ points, onSelect, selectedId, height = 400, label, raster }: { points: MapPoint[]; onSelect?: (id: number) => void; selectedId?: number; height?: number; label: string; raster?: MapRaster }) {
   const container = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map>(null);
   const layer = useRef<L.LayerGroup>(null);
@@ -48,6 +60,16 @@ export function PositionsMap({ points, onSelect, selectedId, height = 400, label
 
   useEffect(() => {
     const m = map.current;
+    if (!m || !raster) return;
+    // Deeper than its max zoom the tiles are magnified in the browser (maxNativeZoom); far out, none are asked for.
+    const tiles = authorizedTileLayer(raster.tileUrl, { maxNativeZoom: raster.maxZoom, maxZoom: 22, minZoom: Math.max(0, raster.minZoom - 4), bounds: L.latLngBounds(raster.bounds.sw, raster.bounds.ne), className: 'map-raster' }).addTo(m);
+    return () => {
+      tiles.remove();
+    };
+  }, [raster]);
+
+  useEffect(() => {
+    const m = map.current;
     const group = layer.current;
     if (!m || !group) return;
     group.clearLayers();
@@ -58,15 +80,17 @@ export function PositionsMap({ points, onSelect, selectedId, height = 400, label
       if (onSelect) marker.on('click', () => onSelect(point.id));
       marker.addTo(group);
     }
-    if (valid.length === 1) m.setView([valid[0].lat, valid[0].lon], 17);
-    else if (valid.length > 1) m.fitBounds(L.latLngBounds(valid.map((p) => [p.lat, p.lon] as [number, number])), { padding: [24, 24], maxZoom: 19 });
+    const extent = L.latLngBounds(valid.map((p) => [p.lat, p.lon] as [number, number]));
+    if (raster) extent.extend(L.latLngBounds(raster.bounds.sw, raster.bounds.ne));
+    if (valid.length === 1 && !raster) m.setView([valid[0].lat, valid[0].lon], 17);
+    else if (extent.isValid()) m.fitBounds(extent, { padding: [24, 24], maxZoom: 19 });
     else m.setView([20, 0], 1);
-  }, [points, onSelect, selectedId]);
+  }, [points, onSelect, selectedId, raster]);
 
   const missing = points.length === 0;
   return (
     <div className="positions-map">
-      <div ref={container} className="map-canvas" style={{ height }} role="region" aria-label={label} data-points={points.length} />
+      <div ref={container} className="map-canvas" style={{ height }} role="region" aria-label={label} data-points={points.length} data-raster={raster ? raster.label : undefined} />
       {missing && <p className="hint">No positions to show.</p>}
       {onSelect && points.length > 0 && (
         <details className="map-list">
@@ -87,4 +111,38 @@ export function PositionsMap({ points, onSelect, selectedId, height = 400, label
       )}
     </div>
   );
+}
+
+/**
+ * A tile layer whose tiles are fetched with the session's credentials (an <img src> cannot send
+ * Authorization and X-Api-Key headers) and shown as blob: URLs (the console's CSP allows them in
+ * img-src). The browser's HTTP cache still applies: the tiles are `private, immutable` per file.
+ */
+function authorizedTileLayer(template: string, options: L.TileLayerOptions): L.TileLayer {
+  const Layer = L.TileLayer.extend({
+    createTile(this: L.TileLayer, coords: L.Coords, done: L.DoneCallback) {
+      const img = document.createElement('img');
+      img.alt = '';
+      img.setAttribute('role', 'presentation');
+      const url = this.getTileUrl(coords);
+      authorizedFetch(url, { headers: { Accept: 'image/png' } })
+        .then(async (response) => {
+          if (!response.ok) throw new Error(`tile ${coords.z}/${coords.x}/${coords.y}: ${response.status}`);
+          const blob = URL.createObjectURL(await response.blob());
+          img.onload = () => {
+            URL.revokeObjectURL(blob);
+            done(undefined, img);
+          };
+          img.onerror = () => {
+            URL.revokeObjectURL(blob);
+            done(new Error(`tile ${coords.z}/${coords.x}/${coords.y} is not an image`), img);
+          };
+          img.dataset.tile = url;
+          img.src = blob;
+        })
+        .catch((err: unknown) => done(err instanceof Error ? err : new Error(String(err)), img));
+      return img;
+    },
+  }) as unknown as new (template: string, options: L.TileLayerOptions) => L.TileLayer;
+  return new Layer(template, options);
 }

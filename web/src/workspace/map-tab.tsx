@@ -1,10 +1,12 @@
-// The cameras and the asset on a map (plain background unless a basemap is configured); click a
-// camera to open its photo.
-import { lazy, Suspense } from 'react';
+// The cameras and the asset on a map (plain background unless a basemap is configured), over the
+// inspection's orthomosaic when processing made one (tiles of GET /v1/inspections/{id}/ortho/);
+// a line says what the map shows, or why there is no orthomosaic. Click a camera to open its photo.
+import { lazy, Suspense, useMemo } from 'react';
 import { api, unwrap, type Camera } from '../api/client';
 import { navigate } from '../app/navigation';
 import { useLoad } from '../app/use-load';
-import type { MapPoint } from '../components/positions-map';
+import type { MapPoint, MapRaster } from '../components/positions-map';
+import { problemFrom } from '../lib/api-problem';
 import { Empty, ErrorState, Loading } from '../components/states';
 import { asPage } from '../lib/paging';
 import type { TabProps } from '../pages/workspace';
@@ -12,9 +14,32 @@ import type { TabProps } from '../pages/workspace';
 const PositionsMap = lazy(() => import('../components/positions-map').then((m) => ({ default: m.PositionsMap })));
 const ASSET_POINT = -1;
 
+type Ortho = { kind: 'ready'; raster: MapRaster } | { kind: 'missing'; reason: string | null };
+
+/** The orthomosaic's record, or why there is none (the API's 404 carries the cloud's reason). */
+async function loadOrtho(id: number): Promise<Ortho> {
+  const { data, error, response } = await api.GET('/v1/inspections/{id}/ortho/', { params: { path: { id } } });
+  if (response.status === 404) {
+    const reason = (error as { reason?: unknown } | undefined)?.reason;
+    return { kind: 'missing', reason: typeof reason === 'string' && reason ? reason : null };
+  }
+  if (!response.ok || !data) throw problemFrom(response.status, error);
+  const resolution = data.resolution_m === null ? '' : data.resolution_m < 1 ? `, ${(data.resolution_m * 100).toFixed(1)} cm/px` : `, ${data.resolution_m.toFixed(2)} m/px`;
+  const photos = data.photos === null ? '' : ` from ${data.photos} photo${data.photos === 1 ? '' : 's'}`;
+  return { kind: 'ready', raster: { tileUrl: data.tile_url, bounds: { sw: [data.bounds.sw[0], data.bounds.sw[1]], ne: [data.bounds.ne[0], data.bounds.ne[1]] }, minZoom: data.min_zoom, maxZoom: data.max_zoom, label: `Orthomosaic${photos}${resolution}` } };
+}
+
 export function MapTab({ inspection }: TabProps) {
   const cameras = useLoad(async () => asPage(await unwrap(api.GET('/v1/inspections/{id}/cameras/', { params: { path: { id: inspection.id } } }))).results as Camera[], [inspection.id]);
   const asset = useLoad(() => unwrap(api.GET('/v1/assets/{id}/', { params: { path: { id: inspection.asset } } })), [inspection.asset]);
+  const ortho = useLoad(() => loadOrtho(inspection.id), [inspection.id]);
+  const raster = ortho.data?.kind === 'ready' ? ortho.data.raster : undefined;
+  const orthoLine = useMemo(() => {
+    if (ortho.error) return `Orthomosaic not shown: ${ortho.error.message}`;
+    if (!ortho.data) return 'Looking for an orthomosaic…';
+    if (ortho.data.kind === 'ready') return `${ortho.data.raster.label}, under the cameras and the asset.`;
+    return `No orthomosaic: ${ortho.data.reason ?? 'processing did not make one for this inspection.'}`;
+  }, [ortho.data, ortho.error]);
   if (cameras.error) return <ErrorState error={cameras.error} onRetry={cameras.reload} />;
   if (!cameras.data) return <Loading />;
   const points: MapPoint[] = cameras.data
@@ -30,7 +55,8 @@ export function MapTab({ inspection }: TabProps) {
   return (
     <Suspense fallback={<Loading label="Loading the map…" />}>
       <p className="hint">Blue: the {cameras.data.length} camera positions; red: the asset. Click a camera to open its photo.</p>
-      <PositionsMap height={560} label="Cameras and asset on a map" points={points} onSelect={(id) => id !== ASSET_POINT && navigate({ name: 'workspace', id: inspection.id, tab: 'photos', photo: id })} />
+      <p className="hint" data-testid="ortho-line">{orthoLine}</p>
+      <PositionsMap height={560} label="Cameras and asset on a map" points={points} raster={raster} onSelect={(id) => id !== ASSET_POINT && navigate({ name: 'workspace', id: inspection.id, tab: 'photos', photo: id })} />
     </Suspense>
   );
 }
