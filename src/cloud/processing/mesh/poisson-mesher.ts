@@ -7,8 +7,11 @@
 //   (PoissonRecon's bounding cube is 1.1 times the cloud's). We aim the finest cell at twice the
 //   point spacing (a cell with about four points on a surface: finer only meshes the noise), with
 //   the spacing estimated from the occupied cells of a coarse grid (`estimateSpacing`), clamped to
-//   6..11: on this 2-core machine depth 10 on a 160k-point plane took 2-4 minutes and 830 MB; each
-//   level more multiplies the nodes on a surface by about 4 (figures: the report of issue 28 step 4).
+//   6..10. Measured on a 2-core machine shared with other work (wall time inflated by the load),
+//   a 1.94M-point plane with a bump: depth 9 -> 0.49M faces, 27 s CPU, 0.76 GB; depth 10 (the
+//   choice for that cloud) -> 1.9M faces, 73 s CPU, 2.7 GB; depth 11 passed 12 GB and was stopped
+//   after 6.5 minutes. Memory follows the octree nodes near the surface (about 4x per level), not
+//   the point count, so depth 11 is left to an explicit `depth` on a machine with the memory.
 // - trim: COLMAP's trim is an absolute threshold on Poisson's density value (the mesh keeps the
 //   part with value > trim, islands under 0.1% of the area cut off by the trim are dropped), and
 //   the value's scale depends on the points per node: COLMAP's default 10 removes a whole
@@ -36,7 +39,7 @@ export interface PoissonParameters {
 /** A trim above 0 (so that COLMAP writes the density) and below any density value it produces. */
 export const TRIM_KEEP_ALL = 0.01;
 export const MIN_DEPTH = 6;
-export const MAX_DEPTH = 11;
+export const MAX_DEPTH = 10;
 /** Density rule: faces with a vertex 16x less densely sampled (per area) than the median go (mesh-trim.ts). */
 export const DENSITY_DROP = 2;
 /** Distance rule: faces with a vertex farther than this many finest cells from every fused point go. */
