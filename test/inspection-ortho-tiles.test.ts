@@ -16,7 +16,8 @@ import { sql } from 'kysely';
 import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { startFakeNodeOdm, FAKE_ORIGIN, FAKE_RASTER_EXTENT, type FakeNodeOdm } from './helpers/fake-nodeodm.ts';
 import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
-import { mercatorLonLat, mercatorPixel } from '../src/inspection/ortho/tile-renderer.ts';
+import { mercatorLonLat, mercatorPixel, renderTile } from '../src/inspection/ortho/tile-renderer.ts';
+import { openStoredCog } from '../src/inspection/ortho/stored-cog.ts';
 import { GDAL_TRANSLATE, ORTHO_HEIGHT, ORTHO_HOLE, ORTHO_WIDTH, RED, orthoColourAt, quadrantCog } from './helpers/ortho-fixtures.ts';
 
 const R = FAKE_RASTER_EXTENT;
@@ -170,6 +171,30 @@ describe('inspection: orthomosaic tiles (nodeodm engine, fake node with a COG of
       }
       assert.ok(checked > 0, `zoom ${z}`);
     }
+  });
+
+  it('the image read is the overview matching the zoom: the full resolution at max_zoom, the coarsest overview from far out, a window of a few blocks', async () => {
+    const row = await system.inspection.db.selectFrom('inspection.inspections').select('reconstruction').where('id', '=', withOrtho.id).executeTakeFirstOrThrow();
+    const layer = (row.reconstruction as any).rasters.orthomosaic;
+    const cog = await openStoredCog(system.store, layer.bucket, layer.key);
+    // 640 x 800 in 256-pixel blocks: overviews 320 x 400 and 160 x 200 (GDAL's COG driver stops below a block).
+    assert.deepEqual(cog.levels.map((l) => [l.width, l.height]), [[640, 800], [320, 400], [160, 200]]);
+    const levelAt = async (z: number) => {
+      const [x, y] = tileAt(z, R.west + R.width / 4, R.north - R.height / 4);
+      const rendered = (await renderTile(cog, layer.bounds, z, x, y))!;
+      const [x0, y0, x1, y1] = rendered.window;
+      return { level: rendered.level, pixels: (x1 - x0) * (y1 - y0) };
+    };
+    // Tile pixels at this latitude: z18 0.41 m, z17 0.82 m, z16 1.6 m, z14 6.5 m; the raster's 0.25, 0.5 and 1 m.
+    assert.deepEqual((await levelAt(20)).level, 0);
+    assert.deepEqual((await levelAt(18)).level, 0);
+    assert.deepEqual((await levelAt(17)).level, 1);
+    assert.deepEqual((await levelAt(16)).level, 2);
+    const far = await levelAt(12);
+    assert.equal(far.level, 2);
+    assert.ok(far.pixels <= 160 * 200, `at zoom 12 at most the smallest overview is read: ${far.pixels} pixels`);
+    const near = await levelAt(18);
+    assert.ok(near.pixels <= 2 * 256 * 256 * 2, `at zoom 18 a window of about a tile: ${near.pixels} pixels`);
   });
 
   it('a tile away from the raster is a transparent PNG; the ETag and cache headers hold per file; If-None-Match answers 304', async () => {

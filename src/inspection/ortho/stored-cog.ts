@@ -8,7 +8,8 @@
 // images (full resolution and overviews; masks skipped), a block of at most MAX_BLOCK_BYTES decoded,
 // no single read beyond MAX_READ_BYTES. A file that breaks a rule or that geotiff cannot parse is a
 // RasterRefused (422 with the reason, ortho.service.ts), never a crash.
-import { GeoTIFF, type GeoTIFFImage } from 'geotiff';
+// geotiff is loaded on the first tile, not at start-up (an idle server holds none of it: issue 14).
+import type { GeoTIFF, GeoTIFFImage } from 'geotiff';
 import type { ObjectStore } from '../../infra/storage/object-store.ts';
 import { StorageError } from '../../infra/storage/object-store.ts';
 import { epsgByCode } from '../../cloud/coordinate-systems/epsg.ts';
@@ -60,6 +61,7 @@ export async function openStoredCog(store: ObjectStore, bucket: string, key: str
   if (!head) throw new StorageError('NoSuchKey', `${key} not found`);
   const source = new StoreSource(store, bucket, key, head.size);
   await source.readHeader();
+  const { GeoTIFF } = await import('geotiff');
   try {
     return await parse(await GeoTIFF.fromSource(source as never));
   } catch (err) {
