@@ -15,6 +15,10 @@
 //     where untrimmed Poisson reaches its bounding cube and closes the hole.
 //  3. islands: connected pieces with fewer than `minComponentFaces` faces go (specks that trimming
 //     cut off, what is left of blobs around outliers).
+// On a real survey cloud (OpenDroneMap's Brighton beach cloud, 940k points, normals by PCA; depth
+// 10, cell 0.11 m): untrimmed, 5.4 % of the vertices lie over 0.5 m from any point (up to 40 m,
+// across the holes and past the edges); trimmed (12 % of the faces), none lies beyond 0.23 m, and
+// 0.2 % of the points are left over 0.5 m from a mesh vertex (isolated points).
 import type { PlyMesh } from './mesh-ply.ts';
 
 export interface TrimOptions {
