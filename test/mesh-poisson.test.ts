@@ -124,3 +124,23 @@ test('colmap poisson_mesher meshes the cloud, trimmed to its edges and around it
     await fs.promises.rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a canceled run stops with the cancel reason, and a cloud without normals is refused before COLMAP runs', async (t) => {
+  if (!requireTool(t, COLMAP, 'colmap')) return;
+  const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'mesh-cancel-'));
+  try {
+    const fused = path.join(dir, 'fused.ply');
+    writeFusedCloud(fused, 40);
+    const controller = new AbortController();
+    const reason = new Error('canceled by the user');
+    controller.abort(reason);
+    const options = { binary: COLMAP, glogDir: dir, log: new PassThrough(), threads: 1 };
+    await assert.rejects(meshFromFusedCloud(fused, dir, options, controller.signal), (err) => err === reason);
+    assert.ok(!fs.existsSync(path.join(dir, 'meshed.ply')));
+    const noNormals = path.join(dir, 'xyz.ply');
+    fs.writeFileSync(noNormals, Buffer.concat([Buffer.from('ply\nformat binary_little_endian 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n'), Buffer.alloc(12)]));
+    await assert.rejects(meshFromFusedCloud(noNormals, dir, options, new AbortController().signal), /no normals/);
+  } finally {
+    await fs.promises.rm(dir, { recursive: true, force: true });
+  }
+});
