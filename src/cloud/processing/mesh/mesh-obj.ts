@@ -14,10 +14,12 @@
 // For an output system whose first axis is north, x and y are swapped like every other output,
 // and the triangles' winding is reversed so that their normals still face up (a swap mirrors).
 //
-// Vertex colours: `v x y z r g b` with r g b in 0..1 (Paul Bourke's note on OBJ vertex colour,
-// "widely supported": MeshLab writes and reads it; three.js's OBJLoader reads the 7-value `v` line
-// as an sRGB colour and sets `vertexColors`; Blender's OBJ importer (3.x and later) imports it as a
-// colour attribute; Obj2Tiles reads it since 2026). The MTL has one white material, so a viewer
+// Vertex colours: `v x y z r g b` with r g b in 0..1, sRGB (Paul Bourke's note on OBJ vertex
+// colour: "widely supported"). MeshLab writes and reads this form; three.js's OBJLoader reads the
+// 7-value `v` line as an sRGB colour and sets `vertexColors` (checked in test/mesh-files.test.ts);
+// Blender's built-in C++ OBJ importer reads it (and MRGB) into a Color attribute since the change
+// D15159 of 2022 (the 3.3 series; the legacy Python importer ignored vertex colours); Obj2Tiles
+// reads it since 2026. The MTL has one white material, so a viewer
 // that multiplies by the material colour shows the vertex colours unchanged.
 //
 // The OBJ is written to a file in chunks (a few MB of text at a time: a mesh of millions of faces
