@@ -155,6 +155,8 @@ export class MapperSession {
     const refineFocal = groups.some((g) => g.focalPx === null);
     const t = Date.now();
     await fsp.mkdir(mapperOutput(paths, attempt), { recursive: true });
+    // COLMAP counts the images of the model it is building: a second model starts again from 2.
+    let placed = 0;
     // COLMAP's mapper exits with 1 when it finds no initial image pair (now and then on a dozen
     // lund photos): that attempt has no model, and the next one starts from another seed.
     const ran = await this.context.colmap('mapping', mapperArgs(paths, refineFocal, attempt), {
@@ -162,7 +164,9 @@ export class MapperSession {
       within: attempt === 1 ? FIRST_ATTEMPT : FURTHER_ATTEMPTS,
       parse: (line) => {
         const m = /^Registering image #\d+ \((\d+)\)/.exec(line);
-        return m ? { fraction: Number(m[1]) / images.length, detail: `${m[1]}/${images.length} photos placed` } : null;
+        if (!m) return null;
+        placed = Math.max(placed, Number(m[1]));
+        return { fraction: placed / images.length, detail: `${placed}/${images.length} photos placed` };
       },
       mayFail: true,
     });

@@ -90,6 +90,7 @@ export async function importPairs(context: StageContext, paths: ColmapPaths, dow
   const within = options.within ?? { start: 0, end: 1 };
   const t = Date.now();
   let done = 0;
+  await context.progress(within.start, `${options.text} (0/${pairs.length} pairs)`);
   for (const [k, part] of parts.entries()) {
     const listPath = path.join(context.work, parts.length === 1 ? file : file.replace(/(\.txt)?$/, `-${k + 1}$1`));
     await fsp.writeFile(listPath, pairListText(names, part));
