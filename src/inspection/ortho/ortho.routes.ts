@@ -36,6 +36,7 @@ const TileParams = Type.Object({
 });
 
 export function registerOrthoRoutes(r: HttpServer, deps: InspectionRouteDeps): void {
+  r.addHook('onClose', async () => deps.ortho.close());
   r.get(
     '/v1/inspections/:id/ortho/',
     {

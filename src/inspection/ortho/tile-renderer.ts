@@ -13,6 +13,7 @@
 // MAX_WINDOW_SIDE pixels a side and touches at most MAX_BLOCKS blocks (a raster without overviews
 // seen from far away is refused, not decoded whole).
 import proj4 from 'proj4';
+import type { Pool } from 'geotiff';
 import { RasterRefused, type CogLevel, type StoredCog } from './stored-cog.ts';
 import { StorageError } from '../../infra/storage/object-store.ts';
 
@@ -48,8 +49,8 @@ export interface RenderedTile {
   window: [number, number, number, number];
 }
 
-/** The tile's pixels, or null when the raster has nothing in it. */
-export async function renderTile(cog: StoredCog, bounds: LatLonBounds, z: number, x: number, y: number): Promise<RenderedTile | null> {
+/** The tile's pixels, or null when the raster has nothing in it. `decoders`: blocks are decompressed in those worker threads (else on this one). */
+export async function renderTile(cog: StoredCog, bounds: LatLonBounds, z: number, x: number, y: number, decoders?: Pool): Promise<RenderedTile | null> {
   // The part of the tile the raster's extent covers (a pixel of margin), in tile pixels.
   const [west, north] = mercatorPixel(z, bounds.ne[0], bounds.sw[1]);
   const [east, south] = mercatorPixel(z, bounds.sw[0], bounds.ne[1]);
@@ -109,7 +110,7 @@ export async function renderTile(cog: StoredCog, bounds: LatLonBounds, z: number
   if (window[2] <= window[0] || window[3] <= window[1]) return null;
   checkWork(level, window, levelIndex);
 
-  const data = await readWindow(level, window);
+  const data = await readWindow(level, window, decoders);
   const ww = window[2] - window[0];
   const wh = window[3] - window[1];
   const channels = data.length / (ww * wh);
@@ -154,9 +155,9 @@ export async function renderTile(cog: StoredCog, bounds: LatLonBounds, z: number
 }
 
 /** The window's pixels, interleaved; whatever the decoder throws on a broken file is a refusal. */
-async function readWindow(level: CogLevel, window: [number, number, number, number]): Promise<Uint8Array> {
+async function readWindow(level: CogLevel, window: [number, number, number, number], decoders?: Pool): Promise<Uint8Array> {
   try {
-    return (await level.image.readRGB({ window, interleave: true, enableAlpha: true })) as unknown as Uint8Array;
+    return (await level.image.readRGB({ window, interleave: true, enableAlpha: true, pool: decoders ?? null })) as unknown as Uint8Array;
   } catch (err) {
     if (err instanceof RasterRefused || err instanceof StorageError) throw err;
     throw new RasterRefused('raster_unreadable', `its pixels cannot be decoded: ${err instanceof Error ? err.message : String(err)}`);
