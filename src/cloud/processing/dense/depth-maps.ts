@@ -111,6 +111,9 @@ export async function computeDepthMaps(workspace: string, options: DepthMapOptio
     await fs.mkdir(dirs.normal, { recursive: true });
     const write = async (r: number, out: PatchMatchOutput, kind: 'photometric' | 'geometric') => {
       const { view, image } = loaded[r];
+      // image names may hold folders (`images/01.jpg` when the photos sat in a subfolder)
+      await fs.mkdir(path.dirname(path.join(dirs.depth, image.name)), { recursive: true });
+      await fs.mkdir(path.dirname(path.join(dirs.normal, image.name)), { recursive: true });
       await writeColmapMat(path.join(dirs.depth, `${image.name}.${kind}.bin`), { width: view.width, height: view.height, channels: 1, data: out.depth });
       await writeColmapMat(path.join(dirs.normal, `${image.name}.${kind}.bin`), { width: view.width, height: view.height, channels: 3, data: out.normal });
     };
