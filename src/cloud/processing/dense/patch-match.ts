@@ -14,6 +14,9 @@
 // - random refinement: a random hypothesis, the depth perturbed, the normal perturbed, both; the
 //   perturbation halves each iteration.
 // The random numbers come from a seeded generator, so a run is reproducible.
+// One file past the usual size: the cost, propagation, refinement, pyramid and filter share the
+// per-source geometry (SourceGeometry) and the hot closures over one image's typed arrays; split
+// apart they would pass a dozen arrays and scalars around on the hottest path.
 export interface PatchMatchView {
   /** Grey levels in [0, 1], row-major. */
   gray: Float32Array;
