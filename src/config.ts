@@ -3,6 +3,7 @@
 // Every variable is listed, with its default, in the README's configuration table.
 import path from 'node:path';
 import { ENGINE_NAMES } from './cloud/processing/engines.ts';
+import { DENSE_DEFAULT_MAX_IMAGE_SIZE } from './cloud/processing/colmap/stages/dense-plan.ts';
 import { defaultEngineName, findsExecutable, type ExecutableProbe } from './cloud/processing/engine-default.ts';
 import { DEFAULT_IMAGE_LIMITS } from './shared/images/image-limits.ts';
 
@@ -70,6 +71,10 @@ export interface Config {
   engineWorkDir: string | undefined;
   /** colmap engine: the colmap executable. */
   colmapBinary: string;
+  /** colmap engine: whether the dense stages run (dense cloud, mesh, DSM/DTM, orthomosaic; COLMAP_DENSE, default on). */
+  colmapDense: boolean;
+  /** colmap engine: longest side of the undistorted images and depth maps of the dense stages (DENSE_MAX_IMAGE_SIZE). */
+  denseMaxImageSize: number;
   /** Inspection service, is_video inspections: the ffmpeg and ffprobe executables (frame extraction). */
   ffmpegBinary: string;
   ffprobeBinary: string;
@@ -344,6 +349,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     engineTimeLimitSeconds: seconds('ENGINE_TIME_LIMIT_SECONDS', 12 * 3600),
     engineWorkDir: v.string('ENGINE_WORK_DIR') && path.resolve(v.string('ENGINE_WORK_DIR')!),
     colmapBinary: v.string('COLMAP_BINARY') ?? 'colmap',
+    colmapDense: v.bool('COLMAP_DENSE', true),
+    denseMaxImageSize: v.int('DENSE_MAX_IMAGE_SIZE', DENSE_DEFAULT_MAX_IMAGE_SIZE, { min: 64, max: 8192 }),
     ffmpegBinary: v.string('FFMPEG_BINARY') ?? 'ffmpeg',
     // ffprobe ships with ffmpeg: beside FFMPEG_BINARY when that is a path.
     ffprobeBinary: v.string('FFPROBE_BINARY') ?? (v.string('FFMPEG_BINARY')?.includes('/') ? path.join(path.dirname(v.string('FFMPEG_BINARY')!), 'ffprobe') : 'ffprobe'),

@@ -26,7 +26,12 @@ export type OutputType =
   // Added by the nodeodm engine (docs/cloud-service.md, "Outputs"): ODM's terrain model when
   // its options make one, and ODM's PDF report beside the JSON quality report.
   | 'dtm'
-  | 'quality_report_pdf';
+  | 'quality_report_pdf'
+  // Added by the colmap engine's dense stages (issue 28): the mesh as PLY beside the OBJ zip, and
+  // the orthomosaic's thumbnail (Pix4D's demo client filters result_type 'ortho', output_type
+  // 'ortho_thumb').
+  | '3d_mesh_ply'
+  | 'ortho_thumb';
 
 export interface EngineInput {
   projectId: number;

@@ -19,6 +19,9 @@ export interface EngineSettings {
   timeLimitSeconds: number;
   workDir: string;
   colmapBinary: string;
+  /** colmap engine: the dense stages on or off, and the size of their images (COLMAP_DENSE, DENSE_MAX_IMAGE_SIZE). */
+  colmapDense: boolean;
+  denseMaxImageSize: number;
   nodeodmUrl: string | undefined;
   nodeodmToken: string | undefined;
   nodeodmPollSeconds: number;
@@ -33,6 +36,8 @@ export function engineSettingsFrom(config: Config): EngineSettings {
     timeLimitSeconds: config.engineTimeLimitSeconds,
     workDir: config.engineWorkDir ?? path.join(config.dataDir, 'work'),
     colmapBinary: config.colmapBinary,
+    colmapDense: config.colmapDense,
+    denseMaxImageSize: config.denseMaxImageSize,
     nodeodmUrl: config.nodeodmUrl,
     nodeodmToken: config.nodeodmToken,
     nodeodmPollSeconds: config.nodeodmPollSeconds,
@@ -69,7 +74,7 @@ export function createEngine(name: string, options: { simulatedSeconds: number }
     case 'exif':
       return new ExifEngine(options.simulatedSeconds, options.imageLimits);
     case 'colmap': {
-      const settings = { binary: options.colmapBinary, workDir: options.workDir ?? path.resolve('data', 'work'), timeLimitSeconds: options.timeLimitSeconds, imageMaxPixels: options.imageLimits?.maxPixels };
+      const settings = { binary: options.colmapBinary, workDir: options.workDir ?? path.resolve('data', 'work'), timeLimitSeconds: options.timeLimitSeconds, imageMaxPixels: options.imageLimits?.maxPixels, dense: { enabled: options.colmapDense ?? true, maxImageSize: options.denseMaxImageSize } };
       return lazyEngine('colmap', async () => new (await import('./colmap/colmap-engine.ts')).ColmapEngine(settings));
     }
     case 'nodeodm': {

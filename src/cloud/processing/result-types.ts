@@ -10,6 +10,7 @@ import type { OutputType } from './engine.ts';
 
 const RESULT_TYPES: Record<OutputType, string> = {
   ortho_rgb: 'ortho',
+  ortho_thumb: 'ortho',
   dsm: 'dsm',
   dtm: 'dtm',
   point_cloud: 'point_cloud',
@@ -17,6 +18,7 @@ const RESULT_TYPES: Record<OutputType, string> = {
   // The real list files the point cloud bundle under 3d_mesh_obj; it is a point cloud.
   point_cloud_bundle: 'point_cloud',
   '3d_mesh_obj_zip': '3d_mesh_obj',
+  '3d_mesh_ply': '3d_mesh_obj',
   calibrated_camera_parameters_json: 'calibrated_camera_parameters',
   quality_report: 'quality_report',
   quality_report_pdf: 'quality_report',

@@ -12,12 +12,21 @@
 //   georegistration   model_aligner to the GPS positions, leveling, the re-map loop for a
 //                     misoriented, strained or folded model (10410); the final model folder  88-92 %
 //   sparse-outputs    LAS, PLY, calibrated cameras, quality report, thumbnail                92-100 %
-// then `furtherStages` (options; the dense stages of issue 28), each given the sparse result,
-// their weights added to the total. Every COLMAP command can fail with 10003 (out of memory),
+// then `furtherStages` (options), each given the sparse result, their weights added to the total,
+// then the dense stages (dense-pipeline.ts; COLMAP_DENSE, on by default in the configuration):
+//   undistortion      image_undistorter on the final model (DENSE_MAX_IMAGE_SIZE)        weight 2
+//   depth-maps        PatchMatch MVS in TypeScript on worker threads (CUDA COLMAP's own) weight 30
+//   fusion            stereo_fusion: the dense cloud, delivered as point_cloud            weight 6
+//   meshing           poisson_mesher, trimmed: 3d_mesh_obj_zip, 3d_mesh_ply                weight 6
+//   elevation         DSM and DTM as Cloud-Optimized GeoTIFFs                              weight 4
+//   orthophoto        true orthomosaic (RGBA COG) and ortho_thumb                          weight 4
+//   dense-report      the quality report again, with the dense figures                    weight 0
+// only those the requested outputs need (stages/dense-plan.ts); a dense stage that fails keeps the
+// sparse results and lists what it would have made as not available, with the failure.
+// Every COLMAP command can fail with 10003 (out of memory),
 // 10001 (crashed) or 10410 (exit code): colmap-process.ts. The time limit
 // (ENGINE_TIME_LIMIT_SECONDS) kills COLMAP: 10002; a cancel (input.signal) kills the running
-// command and rethrows the signal's reason. The dense cloud, mesh, DSM and orthophoto need
-// COLMAP's CUDA dense stereo: listed `not available`.
+// command and rethrows the signal's reason.
 import { DEFAULT_IMAGE_LIMITS } from '../../../shared/images/image-limits.ts';
 import type { EngineInput, EngineResult, PhotogrammetryEngine, ProducedOutput } from '../engine.ts';
 import { downloadStage, type Downloaded } from './stages/download.ts';
@@ -28,6 +37,8 @@ import { matchingStage } from './stages/matching.ts';
 import { preparationStage } from './stages/preparation.ts';
 import { sparseOutputsStage } from './stages/sparse-outputs.ts';
 import { StageRuntime, type Stage } from './stages/stage.ts';
+import { denseStageList, denseStages, runDense } from './dense-pipeline.ts';
+import { densePlan, type DenseSettings } from './stages/dense-plan.ts';
 
 export { exifIntrinsics, fileNames } from './stages/download.ts';
 export { pairImages } from './stages/matching.ts';
@@ -58,6 +69,8 @@ export interface ColmapEngineOptions {
   imageMaxPixels?: number;
   /** Stages run after the sparse ones, in order. */
   furtherStages?: readonly FurtherStage[];
+  /** The dense stages (dense-pipeline.ts); off when not given (engines.ts passes the configuration's: COLMAP_DENSE, on by default, and DENSE_MAX_IMAGE_SIZE). */
+  dense?: DenseSettings;
 }
 
 export class ColmapEngine implements PhotogrammetryEngine {
@@ -72,7 +85,10 @@ export class ColmapEngine implements PhotogrammetryEngine {
     const preparation = preparationStage(this.binary);
     const sparseOutputs = sparseOutputsStage(this.options.imageMaxPixels ?? DEFAULT_IMAGE_LIMITS.maxPixels);
     const further = this.options.furtherStages ?? [];
-    const stages = [preparation, downloadStage, featuresStage, matchingStage, mappingStage, georegistrationStage, sparseOutputs, ...further];
+    const denseSettings = this.options.dense ?? { enabled: false };
+    const dense = denseStages(this.binary, denseSettings);
+    const plan = densePlan(input.requestedOutputs, denseSettings);
+    const stages = [preparation, downloadStage, featuresStage, matchingStage, mappingStage, georegistrationStage, sparseOutputs, ...further, ...denseStageList(dense, plan)];
     const runtime = new StageRuntime(input, stages, { binary: this.binary, workDir: this.options.workDir, timeLimitSeconds: this.options.timeLimitSeconds ?? 0 });
     try {
       await runtime.open(`open-inspection colmap engine, project ${input.projectUuid}, ${input.images.length} image(s), output system ${input.outputCrs.name}`);
@@ -82,11 +98,12 @@ export class ColmapEngine implements PhotogrammetryEngine {
       const matched = await runtime.run(matchingStage, { downloaded, extracted });
       const mapped = await runtime.run(mappingStage, { downloaded, extracted, matched });
       const placement = await runtime.run(georegistrationStage, { downloaded, extracted, matched, mapped });
-      const result = await runtime.run(sparseOutputs, { prepared, downloaded, extracted, placement });
+      const sparse = await runtime.run(sparseOutputs, { prepared, downloaded, extracted, placement });
       for (const stage of further) {
-        const outputs = await runtime.run(stage, { downloaded, extracted, placement, result });
-        result.outputs.push(...outputs);
+        const outputs = await runtime.run(stage, { downloaded, extracted, placement, result: sparse });
+        sparse.outputs.push(...outputs);
       }
+      const result = await runDense(runtime, dense, plan, { prepared, downloaded, placement, sparse });
       result.outputs.push({ outputType: 'processing_log', key: await runtime.finish() });
       return result;
     } catch (err) {

@@ -22,8 +22,6 @@ import type { Prepared } from './preparation.ts';
 import { processingLogKey, type RunRecord, type Stage } from './stage.ts';
 
 const ENGINE_NAME = 'colmap';
-export const NOT_AVAILABLE_REASON =
-  'The colmap engine makes the sparse reconstruction only: dense point cloud, mesh, DSM and orthophoto need COLMAP dense stereo (CUDA) or the nodeodm engine.';
 const THUMB_SIZE = 256;
 
 export interface SparseOutputInputs {
@@ -40,7 +38,15 @@ interface GpsResidual {
   total: number;
 }
 
-export function sparseOutputsStage(imageMaxPixels: number): Stage<SparseOutputInputs, EngineResult> {
+/** The quality report's JSON: an object the dense stages add their figures to. */
+export type QualityReport = Record<string, unknown>;
+
+/** The sparse outputs, and the quality report as written (dense-pipeline.ts completes it). */
+export interface SparseOutputs extends EngineResult {
+  readonly report: QualityReport;
+}
+
+export function sparseOutputsStage(imageMaxPixels: number): Stage<SparseOutputInputs, SparseOutputs> {
   return {
     name: 'sparse-outputs',
     title: 'Writing outputs',
@@ -230,7 +236,8 @@ function qualityReport(
     coordinate_system: crs.wkt,
     output_coordinate_system: describeCrs(crs),
     offset_3d_xyz: run.offset,
-    not_available: ['dense point cloud', '3d_mesh_obj_zip', 'dsm', 'ortho_rgb'],
+    // Written again by the dense stages (dense-report.ts) when they run.
+    not_available: ['dense point cloud', '3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb'],
     timings_s: { download: record.stageSeconds.download, ...record.commandSeconds, total: (Date.now() - record.started) / 1000 },
     stage_timings_s: record.stageSeconds,
     commands: record.commands.map((c) => c.join(' ')),
@@ -238,37 +245,56 @@ function qualityReport(
   };
 }
 
-async function writeOutputs(input: EngineInput, made: { cloud: PointCloud; offset: Vec3; calibrated: object; report: object; thumb: Buffer | null }): Promise<EngineResult> {
-  const crs = input.outputCrs;
-  const outputs: ProducedOutput[] = [];
+async function writeOutputs(input: EngineInput, made: { cloud: PointCloud; offset: Vec3; calibrated: object; report: QualityReport; thumb: Buffer | null }): Promise<SparseOutputs> {
+  const outputs: ProducedOutput[] = [...(await writePointCloudOutputs(input, made.cloud, made.offset))];
   const put = async (outputType: OutputType, name: string, body: Buffer, contentType: string) => {
     const key = `${input.outputPrefix}${name}`;
     await input.store.putObject(input.bucket, key, body, { contentType });
     outputs.push({ outputType, key });
   };
-  const projected = crs.type === 'projected';
-  await put(
-    'point_cloud',
-    'point_cloud.las',
-    writeLas(made.cloud, {
-      pointFormat: 2,
-      scale: 0.001,
-      offset: made.offset,
-      wkt: crs.wkt,
-      horizontalEpsg: projected ? crs.horizontal_epsg : null,
-      verticalEpsg: projected ? crs.vertical_epsg : null,
-      generatingSoftware: 'open-inspection colmap',
-    }),
-    'application/vnd.las',
-  );
-  await put('point_cloud_ply', 'point_cloud.ply', writePly(made.cloud, [`coordinate system: ${crs.name}`, `offset_3d_xyz: ${made.offset.join(' ')}`]), 'application/octet-stream');
   await put('calibrated_camera_parameters_json', 'calibrated_camera_parameters.json', Buffer.from(JSON.stringify(made.calibrated, null, 2)), 'application/json');
-  await put('quality_report', 'quality_report.json', Buffer.from(JSON.stringify(made.report, null, 2)), 'application/json');
+  outputs.push(await writeQualityReport(input, made.report));
   if (made.thumb) await put('project_thumb', 'project_thumb.jpg', made.thumb, 'image/jpeg');
   return {
     outputs,
-    notAvailable: (['3d_mesh_obj_zip', 'dsm', 'ortho_rgb'] as const).map((outputType) => ({ outputType, reason: NOT_AVAILABLE_REASON })),
+    // What is not made, and why, is the dense plan's to say (dense-pipeline.ts).
+    notAvailable: [],
+    report: made.report,
   };
+}
+
+/**
+ * `point_cloud` (LAS 1.2, point format 2 with RGB, scale 0.001, offset = offset_3d_xyz) and
+ * `point_cloud_ply` (PLY, doubles) of a cloud in the output system: the sparse cloud here, the dense
+ * one after it (fusion.ts writes over the same keys).
+ */
+export async function writePointCloudOutputs(input: EngineInput, cloud: PointCloud, offset: Vec3): Promise<ProducedOutput[]> {
+  const crs = input.outputCrs;
+  const projected = crs.type === 'projected';
+  const las = writeLas(cloud, {
+    pointFormat: 2,
+    scale: 0.001,
+    offset,
+    wkt: crs.wkt,
+    horizontalEpsg: projected ? crs.horizontal_epsg : null,
+    verticalEpsg: projected ? crs.vertical_epsg : null,
+    generatingSoftware: 'open-inspection colmap',
+  });
+  const lasKey = `${input.outputPrefix}point_cloud.las`;
+  await input.store.putObject(input.bucket, lasKey, las, { contentType: 'application/vnd.las' });
+  const plyKey = `${input.outputPrefix}point_cloud.ply`;
+  await input.store.putObject(input.bucket, plyKey, writePly(cloud, [`coordinate system: ${crs.name}`, `offset_3d_xyz: ${offset.join(' ')}`]), { contentType: 'application/octet-stream' });
+  return [
+    { outputType: 'point_cloud', key: lasKey },
+    { outputType: 'point_cloud_ply', key: plyKey },
+  ];
+}
+
+/** The quality report (JSON), written again by the dense stages with their figures. */
+export async function writeQualityReport(input: EngineInput, report: QualityReport): Promise<ProducedOutput> {
+  const key = `${input.outputPrefix}quality_report.json`;
+  await input.store.putObject(input.bucket, key, Buffer.from(JSON.stringify(report, null, 2)), { contentType: 'application/json' });
+  return { outputType: 'quality_report', key };
 }
 
 function groupPrior(groups: readonly CameraGroup[], name: string): number | null {

@@ -162,6 +162,11 @@ export class StageRuntime {
     return outputs;
   }
 
+  /** A line in the log outside any stage's own writing (a stage's failure that the run survives). */
+  note(text: string): void {
+    this.write(`${text}\n`);
+  }
+
   /** After the last stage: the log closed and stored, progress 100 (Done); answers the log's key. */
   async finish(): Promise<string> {
     this.stopHeartbeats();
