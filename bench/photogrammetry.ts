@@ -1,5 +1,5 @@
 // Photogrammetry benchmark (standalone):
-//   node --import tsx bench/photogrammetry.ts [lund] [brighton] [--rounds N] [--pairs-only | --service-only]
+//   node --import tsx bench/photogrammetry.ts [lund] [brighton] [--rounds N] [--pairs-only | --service-only] [--keep <dir> | --from <dir>]
 //
 // Per dataset and round, alternating which side runs first:
 //   bare     the COLMAP CLI alone, as a user would run it: feature_extractor with the engine's
@@ -29,7 +29,15 @@
 // service's georeferenced point cloud with OpenDroneMap's reference_model.laz (decoded with
 // laz-perf): median nearest-neighbour distance, as is and after removing the median offset (shape
 // agreement); both in WGS 84 / UTM 15N with heights as ODM writes them (the images' GPS
-// altitudes): our EGM96 heights are turned back by adding the EGM96 undulation.
+// altitudes): our EGM96 heights are turned back by adding the EGM96 undulation. Since the dense
+// stages (issue 28) that cloud is the fused dense one, and the service side also gives the figures
+// of bench/photogrammetry-reference.ts (90th percentile, the median vertical offset, completeness,
+// density, the DSM against the reference gridded at its cells) with brighton's targets beside them,
+// the quality report's seconds per stage, the CPU seconds of the process and its children, and the
+// peak RSS of the process tree (this process, its worker threads, COLMAP and gdal, sampled each
+// second). --keep <dir> writes every output of the last round there (point cloud, DSM, DTM,
+// orthomosaic, thumbnail, mesh, quality report, log); --from <dir> prints the figures again from
+// such a folder without processing.
 // lund: test/fixtures/lund (or ../shared/datasets/lund). Needs /usr/bin/colmap (not for --pairs-only).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -51,6 +59,7 @@ import { readTextModel, registeredImageCount } from '../src/cloud/processing/col
 import { meanReprojectionError } from '../src/cloud/processing/colmap/model-strain.ts';
 import { median } from '../src/shared/median.ts';
 import { readLas, readPointCloudFile, type PointCloud } from '../src/shared/pointcloud/index.ts';
+import { BRIGHTON_TARGETS, cloudFigures, cpuSeconds, dsmFigures, treeMemorySampler } from './photogrammetry-reference.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SHARED = path.resolve(ROOT, '..', 'shared', 'datasets');
@@ -179,8 +188,8 @@ async function pairGrowth(dataset: Dataset, sizes: number[]): Promise<string[]> 
   return lines;
 }
 
-/** The same dataset through the service (cloud API, ENGINE=colmap). */
-async function service(dataset: Dataset) {
+/** The same dataset through the service (cloud API, ENGINE=colmap); with `keep`, every output is written there. */
+async function service(dataset: Dataset, keep?: string) {
   const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), `bench-service-${dataset.name}-`));
   const config = { ...loadConfig({}), dataDir, inspectionPort: 0, cloudPort: 0, storagePort: 0, bootstrapDemo: false, logLevel: 'warn', engine: 'colmap' };
   const system = await startSystem(config, 'serve', pino({ level: 'warn' }));
@@ -203,6 +212,8 @@ async function service(dataset: Dataset) {
     }
     await call('POST', `/projects/${project.id}/inputs/bulk_register/`, { input_file_keys: keys });
     const processingStarted = Date.now();
+    const cpuBefore = cpuSeconds();
+    const memory = treeMemorySampler(1000);
     await call('POST', `/projects/${project.id}/start_processing/`);
     let state: any;
     for (;;) {
@@ -211,6 +222,9 @@ async function service(dataset: Dataset) {
       await new Promise((r) => setTimeout(r, 1000));
     }
     const processingSeconds = (Date.now() - processingStarted) / 1000;
+    const peaks = memory.stop();
+    const cpuAfter = cpuSeconds();
+    const cpu = { self: cpuAfter.self - cpuBefore.self, children: cpuAfter.children - cpuBefore.children };
     const seconds = (Date.now() - started) / 1000;
     if (state.public_status !== 'DONE') throw new Error(`processing failed: ${state.error_code} ${state.error_reason}`);
     const { outputs } = await call('GET', `/projects/${project.id}/outputs/`);
@@ -225,12 +239,24 @@ async function service(dataset: Dataset) {
     // The processing log outlives the run's data folder: what the mapper attempts and the fallback did.
     const logFile = path.join(os.tmpdir(), `bench-photogrammetry-${dataset.name}-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
     await fsp.writeFile(logFile, await get('processing_log'));
+    const missing = outputs.filter((o: any) => o.availability !== 'done' || !o.s3_key).map((o: any) => `${o.output_type} (${o.availability}${o.note ? `: ${o.note}` : ''})`);
+    if (keep) {
+      await fsp.mkdir(keep, { recursive: true });
+      for (const o of outputs.filter((x: any) => x.availability === 'done' && x.s3_key)) await fsp.writeFile(path.join(keep, keptName(o.output_type, o.s3_key)), await get(o.output_type));
+    }
     const las = readLas(await get('point_cloud'));
-    return { seconds, processingSeconds, report, las, logFile };
+    const dsm = outputs.some((o: any) => o.output_type === 'dsm' && o.availability === 'done' && o.s3_key) ? await get('dsm') : null;
+    return { seconds, processingSeconds, report, las, dsm, logFile, cpu, peaks, missing };
   } finally {
     await system.stop();
     await fsp.rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The file name a kept output gets: by type, so that --from finds them whatever the store's keys. */
+function keptName(outputType: string, key: string): string {
+  const names: Record<string, string> = { point_cloud: 'point_cloud.las', dsm: 'dsm.tif', dtm: 'dtm.tif', ortho_rgb: 'orthomosaic.tif', ortho_thumb: 'ortho_thumb.png', '3d_mesh_obj_zip': '3d_mesh_obj.zip', '3d_mesh_ply': '3d_mesh.ply', quality_report: 'quality_report.json', processing_log: 'processing_log.txt' };
+  return names[outputType] ?? `${outputType}-${path.basename(key)}`;
 }
 
 /** Reference LAZ points (laz-perf, WebAssembly, src/shared/pointcloud/laz.ts), or the reason it could not be read. */
@@ -242,47 +268,7 @@ async function readLaz(file: string): Promise<PointCloud | string> {
   }
 }
 
-/** For each of our points, the nearest reference point within `radius` m (a 1 m grid): distances and pairs. */
-function nearest(ours: PointCloud, reference: PointCloud, shift: [number, number, number], radius: number): { distances: number[]; pairs: [number[], number[]][] } {
-  const cell = 1;
-  const grid = new Map<string, number[]>();
-  const key = (x: number, y: number, z: number) => `${x},${y},${z}`;
-  for (let i = 0; i < reference.count; i++) {
-    const k = key(Math.floor(reference.positions[3 * i] / cell), Math.floor(reference.positions[3 * i + 1] / cell), Math.floor(reference.positions[3 * i + 2] / cell));
-    let list = grid.get(k);
-    if (!list) grid.set(k, (list = []));
-    list.push(i);
-  }
-  const distances: number[] = [];
-  const pairs: [number[], number[]][] = [];
-  for (let i = 0; i < ours.count; i++) {
-    const p = [ours.positions[3 * i] + shift[0], ours.positions[3 * i + 1] + shift[1], ours.positions[3 * i + 2] + shift[2]];
-    const [cx, cy, cz] = p.map((v) => Math.floor(v / cell));
-    let best = Infinity;
-    let at = -1;
-    for (let r = 0; r <= radius && best > (r - 1) * cell; r++) {
-      for (let dx = -r; dx <= r; dx++)
-        for (let dy = -r; dy <= r; dy++)
-          for (let dz = -r; dz <= r; dz++) {
-            if (Math.max(Math.abs(dx), Math.abs(dy), Math.abs(dz)) !== r) continue;
-            for (const j of grid.get(key(cx + dx, cy + dy, cz + dz)) ?? []) {
-              const d = Math.hypot(p[0] - reference.positions[3 * j], p[1] - reference.positions[3 * j + 1], p[2] - reference.positions[3 * j + 2]);
-              if (d < best) {
-                best = d;
-                at = j;
-              }
-            }
-          }
-    }
-    if (at >= 0 && best <= radius) {
-      distances.push(best);
-      pairs.push([p, [reference.positions[3 * at], reference.positions[3 * at + 1], reference.positions[3 * at + 2]]]);
-    }
-  }
-  return { distances, pairs };
-}
-
-async function compare(dataset: Dataset, las: PointCloud & { header: { horizontalEpsg: number | null } }, report: any): Promise<string[]> {
+async function compare(dataset: Dataset, las: PointCloud & { header: { horizontalEpsg: number | null } }, report: any, dsm: Buffer | null): Promise<string[]> {
   if (!dataset.reference || !fs.existsSync(dataset.reference)) return ['no reference model'];
   const reference = await readLaz(dataset.reference);
   if (typeof reference === 'string') return [reference];
@@ -295,16 +281,34 @@ async function compare(dataset: Dataset, las: PointCloud & { header: { horizonta
     const [lon, lat] = toLonLat.forward([ours.positions[3 * i], ours.positions[3 * i + 1]]);
     ours.positions[3 * i + 2] += meanSeaLevel(lat, lon);
   }
-  const raw = nearest(ours, reference, [0, 0, 0], 10);
-  // The median offset between the clouds (GPS-only georeferencing on both sides), then the shape.
-  const shift = [0, 1, 2].map((k) => median(raw.pairs.map(([a, b]) => b[k] - a[k]))) as [number, number, number];
-  const aligned = nearest(ours, reference, shift, 10).distances;
   return [
     `reference: ${reference.count} points (OpenDroneMap, EPSG:32615, heights as GPS altitudes); ours: ${ours.count} points (EPSG:${epsg}, EGM96 heights turned back to GPS altitudes)`,
-    `median nearest distance ours -> reference: ${median(raw.distances).toFixed(2)} m (${raw.distances.length} of ${ours.count} points have a reference point within 10 m)`,
-    `median offset (reference - ours): [${shift.map((v) => v.toFixed(2)).join(', ')}] m; after removing it: median ${median(aligned).toFixed(2)} m (${aligned.length} points within 10 m)`,
+    ...cloudFigures(ours, reference),
+    ...(dsm ? await dsmFigures(dsm, reference, 32615) : ['no dsm output to compare']),
     `georeferencing residuals to GPS: ${JSON.stringify(report.georeferencing?.residuals_m)}`,
   ];
+}
+
+/** The service side's time, CPU and memory against brighton's targets. */
+function costLines(s: { processingSeconds: number; report: any; cpu: { self: number; children: number }; peaks: ReturnType<ReturnType<typeof treeMemorySampler>['stop']>; missing: string[] }): string[] {
+  const stages = Object.entries((s.report.stage_timings_s ?? {}) as Record<string, number>).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
+  return [
+    `whole pipeline ${(s.processingSeconds / 60).toFixed(1)} min wall (target <= ${BRIGHTON_TARGETS.pipelineSeconds / 60} min: ${s.processingSeconds <= BRIGHTON_TARGETS.pipelineSeconds ? 'met' : 'not met'}); ` +
+      `CPU ${(s.cpu.self + s.cpu.children).toFixed(0)} s (this process and its worker threads ${s.cpu.self.toFixed(0)} s, child processes ${s.cpu.children.toFixed(0)} s) on ${os.cpus().length} cores`,
+    `seconds per stage (quality report's stage_timings_s): ${stages}`,
+    `seconds per command (timings_s): ${JSON.stringify(s.report.timings_s)}`,
+    `peak RSS of the process tree (sampled each second) ${s.peaks.peakTreeMb.toFixed(0)} MB (target <= ${BRIGHTON_TARGETS.peakRssMb} MB: ${s.peaks.peakTreeMb <= BRIGHTON_TARGETS.peakRssMb ? 'met' : 'not met'}); ` +
+      `this process's own peak (VmHWM) ${s.peaks.selfHwmMb.toFixed(0)} MB; child processes' peak ${s.peaks.peakChildrenMb.toFixed(0)} MB (${s.peaks.peakChild || 'none sampled'})`,
+    `outputs not made: ${s.missing.length ? s.missing.join('; ') : 'none'}`,
+  ];
+}
+
+/** --from <dir>: the figures again from a folder --keep wrote. */
+async function fromKept(dataset: Dataset, dir: string): Promise<void> {
+  const report = JSON.parse(fs.readFileSync(path.join(dir, 'quality_report.json'), 'utf8'));
+  const dsmFile = path.join(dir, 'dsm.tif');
+  console.log(`  seconds per stage (stage_timings_s): ${JSON.stringify(report.stage_timings_s)}`);
+  for (const line of await compare(dataset, readLas(fs.readFileSync(path.join(dir, 'point_cloud.las'))), report, fs.existsSync(dsmFile) ? fs.readFileSync(dsmFile) : null)) console.log(`  ${line}`);
 }
 
 function option(name: string, fallback: number): number {
@@ -312,13 +316,24 @@ function option(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
+function pathOption(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? path.resolve(process.argv[i + 1]) : undefined;
+}
+
 async function main() {
   const rounds = option('--rounds', 2);
   const pairsOnly = process.argv.includes('--pairs-only');
   const serviceOnly = process.argv.includes('--service-only');
-  const selected = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--rounds');
+  const keep = pathOption('--keep');
+  const from = pathOption('--from');
+  const selected = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !['--rounds', '--keep', '--from'].includes(all[i - 1]));
   for (const dataset of datasets(selected)) {
     console.log(`\n== ${dataset.name} (${dataset.images})`);
+    if (from) {
+      await fromKept(dataset, from);
+      continue;
+    }
     console.log('pair selection as the set grows (only the selection runs on the synthetic sets, no COLMAP):');
     for (const line of await pairGrowth(dataset, [100, 300])) console.log(`  ${line}`);
     if (pairsOnly) continue;
@@ -335,7 +350,7 @@ async function main() {
       let s: Awaited<ReturnType<typeof service>> | undefined;
       for (const side of order) {
         if (side === 'bare') b = await bare(dataset);
-        else s = await service(dataset);
+        else s = await service(dataset, round === rounds ? keep : undefined);
       }
       const r = s!.report;
       console.log(`round ${round} (${order.join(' then ')}):`);
@@ -358,9 +373,10 @@ async function main() {
             `reprojection error ${errorChange >= 0 ? '+' : ''}${(100 * errorChange).toFixed(1)} % (target at most +10 %: ${errorChange <= 0.1 ? 'met' : 'not met'}); service steps ${JSON.stringify(r.timings_s)}`,
         );
       } else {
-        console.log(`${serviceLine}; steps ${JSON.stringify(r.timings_s)}`);
+        console.log(serviceLine);
       }
-      if (round === rounds) for (const line of await compare(dataset, s!.las, r)) console.log(`  ${line}`);
+      for (const line of costLines(s!)) console.log(`  ${line}`);
+      if (round === rounds) for (const line of await compare(dataset, s!.las, r, s!.dsm)) console.log(`  ${line}`);
     }
     if (ratios.length) console.log(`ratios: ${ratios.map((v) => v.toFixed(2)).join(', ')}`);
     if (ratios.length > 1) {
