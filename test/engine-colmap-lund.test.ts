@@ -88,6 +88,9 @@ describe('colmap engine on lund, through the inspection API', () => {
     const calibrated = JSON.parse((await download(outputs.get('calibrated_camera_parameters_json')!)).toString('utf8'));
     const report = JSON.parse((await download(outputs.get('quality_report')!)).toString('utf8'));
     const log = (await download(outputs.get('processing_log')!)).toString('utf8');
+    // Not made because the inspection did not ask for them (generate_mesh/dsm/ortho left out), said so.
+    assert.deepEqual(report.not_available.map((n: any) => n.output_type).sort(), ['3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb']);
+    for (const n of report.not_available) assert.match(n.reason, /^Not requested \(outputs\.(mesh|dsm|ortho): false\)/, JSON.stringify(n));
     const clipped = readLas(await download(outputs.get('point_cloud')!));
     if (process.env.ENGINE_TEST_OUTPUT_DIR) {
       // Keep the outputs to look at (e.g. in CloudCompare) after the test system is gone.
@@ -132,7 +135,15 @@ describe('colmap engine on lund, through the inspection API', () => {
     assert.equal(las.header.versionMinor, 2);
     assert.equal(las.header.pointFormat, 2);
     assert.equal(las.header.horizontalEpsg, 32633);
-    assert.equal(las.count, report.points);
+    // The delivered cloud is the dense one (the dense stages ran: only the point cloud was asked
+    // for), denser than the sparse model's points, which the report keeps under `points`.
+    assert.equal(las.count, report.dense.points, JSON.stringify(report.dense));
+    assert.ok(report.dense.points > report.points, `dense ${report.dense.points} points, sparse ${report.points}`);
+    assert.equal(report.dense.depth_maps.method, 'patch-match (TypeScript, CPU)');
+    assert.ok(report.dense.depth_maps.images >= 27, JSON.stringify(report.dense.depth_maps));
+    assert.deepEqual(report.dense.failures, []);
+    for (const stage of ['undistortion', 'depth-maps', 'fusion']) assert.match(log, new RegExp(`\\n== ${stage}: \\d+\\.\\d s ==\\n`), stage);
+    assert.ok(!/== (meshing|elevation|orthophoto) ==/.test(log), 'only the stages of the requested outputs run');
     assert.ok(las.count > 500, `points: ${las.count}`);
     const centroid = UTM33(centre.latitude, centre.longitude)!;
     const bounds = boundsOf(las);

@@ -331,4 +331,29 @@ save();
     const transformer = JSON.parse(fs.readFileSync(path.join(scripts, 'further.calls.json'), 'utf8')).filter((c: { command: string }) => c.command === 'model_transformer');
     assert.equal(transformer.length, 1, 'the final model written once, by model_transformer');
   });
+
+  it('dense stages: one that fails keeps the sparse results and says why; outputs not asked for run no dense stage', async () => {
+    // The stand-in's image_undistorter writes nothing: the depth maps find no workspace and fail.
+    const bin = standIn('dense-fails', {});
+    const input = await droneStripInput(system.store, 'colmap-strain', COUNT);
+    const result = await new ColmapEngine({ binary: bin, workDir: path.join(system.dataDir, 'work'), dense: { enabled: true, maxImageSize: 64 } }).run(input);
+    assert.deepEqual(result.outputs.map((o) => o.outputType), ['point_cloud', 'point_cloud_ply', 'calibrated_camera_parameters_json', 'quality_report', 'project_thumb', 'processing_log']);
+    assert.deepEqual(result.notAvailable.map((n) => n.outputType).sort(), ['3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb']);
+    for (const n of result.notAvailable) assert.match(n.reason, /^The dense stage "depth-maps" failed \(.+\); the sparse results are kept\.$/, n.reason);
+    const key = (type: string) => result.outputs.find((o) => o.outputType === type)!.key;
+    const log = await text(key('processing_log'));
+    assert.match(log, /\n== undistortion: \d+\.\d s ==\n\n== depth-maps ==\n/);
+    assert.match(log, /dense stage depth-maps failed: .+; the sparse results are kept\n/);
+    const report = JSON.parse(await text(key('quality_report')));
+    assert.equal(report.dense.failures[0].stage, 'depth-maps');
+    assert.equal(report.not_available.length, 5);
+    assert.equal(input.progress.at(-1), 100);
+
+    const none = await droneStripInput(system.store, 'colmap-strain', COUNT);
+    none.requestedOutputs = { point_cloud: false, mesh: false, dsm: false, ortho: false };
+    const sparseOnly = await new ColmapEngine({ binary: standIn('dense-none', {}), workDir: path.join(system.dataDir, 'work'), dense: { enabled: true } }).run(none);
+    const calls = JSON.parse(fs.readFileSync(path.join(scripts, 'dense-none.calls.json'), 'utf8')) as { command: string }[];
+    assert.ok(!calls.some((c) => c.command === 'image_undistorter'), 'no dense stage ran');
+    assert.deepEqual(sparseOnly.notAvailable.map((n) => n.reason), ['Not requested (outputs.mesh: false).', 'Not requested (outputs.mesh: false).', 'Not requested (outputs.dsm: false).', 'Not requested (outputs.dsm: false).', 'Not requested (outputs.ortho: false).']);
+  });
 });
