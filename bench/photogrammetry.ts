@@ -37,7 +37,8 @@
 // peak RSS of the process tree (this process, its worker threads, COLMAP and gdal, sampled each
 // second). --keep <dir> writes every output of the last round there (point cloud, DSM, DTM,
 // orthomosaic, thumbnail, mesh, quality report, log); --from <dir> prints the figures again from
-// such a folder without processing.
+// such a folder without processing. COLMAP_DENSE and DENSE_MAX_IMAGE_SIZE pass through to the
+// service (the rest of the environment does not).
 // lund: test/fixtures/lund (or ../shared/datasets/lund). Needs /usr/bin/colmap (not for --pairs-only).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -191,7 +192,9 @@ async function pairGrowth(dataset: Dataset, sizes: number[]): Promise<string[]> 
 /** The same dataset through the service (cloud API, ENGINE=colmap); with `keep`, every output is written there. */
 async function service(dataset: Dataset, keep?: string) {
   const dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), `bench-service-${dataset.name}-`));
-  const config = { ...loadConfig({}), dataDir, inspectionPort: 0, cloudPort: 0, storagePort: 0, bootstrapDemo: false, logLevel: 'warn', engine: 'colmap' };
+  // The dense settings pass through (a run at another depth-map size); the rest of the environment does not.
+  const denseEnv = { COLMAP_DENSE: process.env.COLMAP_DENSE, DENSE_MAX_IMAGE_SIZE: process.env.DENSE_MAX_IMAGE_SIZE };
+  const config = { ...loadConfig(denseEnv), dataDir, inspectionPort: 0, cloudPort: 0, storagePort: 0, bootstrapDemo: false, logLevel: 'warn', engine: 'colmap' };
   const system = await startSystem(config, 'serve', pino({ level: 'warn' }));
   try {
     const org = await system.cloud.ensureOrganization('bench', crypto.randomUUID());
