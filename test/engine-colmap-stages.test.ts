@@ -19,7 +19,8 @@ import { importPairs, importParts, IMPORT_PART_PAIRS } from '../src/cloud/proces
 import type { Pair } from '../src/cloud/processing/colmap/pair-selection.ts';
 import { readTextModel, type ColmapModel } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { levelAlongTrack } from '../src/cloud/processing/colmap/leveling.ts';
-import { applySimilarity, cameraCentre, modelSimilarity } from '../src/cloud/processing/colmap/model-similarity.ts';
+import { applySimilarity, modelSimilarity } from '../src/cloud/processing/colmap/model-similarity.ts';
+import { cameraCentre } from '../src/cloud/processing/colmap/colmap-model.ts';
 import { writeFinalModel } from '../src/cloud/processing/colmap/stages/georegistration.ts';
 import { StageRuntime, type Stage } from '../src/cloud/processing/colmap/stages/stage.ts';
 import { converterArgs } from '../src/cloud/processing/colmap/colmap-commands.ts';

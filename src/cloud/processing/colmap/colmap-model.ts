@@ -3,6 +3,7 @@
 // without converting each, the count of registered images at the head of images.bin.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { quaternionToMatrix } from '../../../shared/geo/rotation.ts';
 
 export interface ColmapCamera {
   id: number;
@@ -33,6 +34,13 @@ export interface ColmapModel {
   errors: Float64Array;
   trackLengths: Uint32Array;
   pointIds: Uint32Array;
+}
+
+/** A registered image's projection centre in the model's frame: -R(q)^T t. */
+export function cameraCentre(image: Pick<ColmapImage, 'qvec' | 'tvec'>): [number, number, number] {
+  const R = quaternionToMatrix(image.qvec);
+  const t = image.tvec;
+  return [0, 1, 2].map((a) => -(R[0][a] * t[0] + R[1][a] * t[1] + R[2][a] * t[2])) as [number, number, number];
 }
 
 /** Registered images of a binary model (the first 8 bytes of images.bin); 0 when unreadable. */

@@ -10,7 +10,7 @@
 // obliques from a gimbal alike have a level x axis. Positions along the line, and so the fit to
 // GPS, barely change.
 import { conjugateQuaternion, multiplyQuaternions, normalizeQuaternion, quaternionFromAxisAngle, quaternionToMatrix, rotateVector, type Quaternion, type Vec3 } from '../../../shared/geo/rotation.ts';
-import type { ColmapModel } from './colmap-model.ts';
+import { cameraCentre, type ColmapModel } from './colmap-model.ts';
 
 export const COLLINEAR_RATIO = 0.2;
 
@@ -26,14 +26,9 @@ export interface Leveling {
   rotationDeg: number;
 }
 
-function cameraCentre(q: Quaternion, t: Vec3): Vec3 {
-  const R = quaternionToMatrix(q);
-  return [0, 1, 2].map((a) => -(R[0][a] * t[0] + R[1][a] * t[1] + R[2][a] * t[2])) as Vec3;
-}
-
 /** Levels a model in a right-handed frame whose z is up (in place). */
 export function levelAlongTrack(model: ColmapModel, options: { anySpread?: boolean } = {}): Leveling {
-  const all = model.images.map((img) => cameraCentre(img.qvec, img.tvec));
+  const all = model.images.map((img) => cameraCentre(img));
   if (all.length < 2) return { spreadRatio: 0, rotationDeg: 0 };
   // The 80 % of cameras nearest the median centre: a wrongly registered camera far away must not
   // turn the main direction.
@@ -118,7 +113,7 @@ export function levelAlongTrack(model: ColmapModel, options: { anySpread?: boole
  * and the turn (degrees).
  */
 export function refitLevel(model: ColmapModel, references: Map<string, Vec3>, maxError: number): { scale: number; turnDeg: number; used: number } | null {
-  const pairs = model.images.filter((img) => references.has(img.name)).map((img) => ({ c: cameraCentre(img.qvec, img.tvec), r: references.get(img.name)! }));
+  const pairs = model.images.filter((img) => references.has(img.name)).map((img) => ({ c: cameraCentre(img), r: references.get(img.name)! }));
   if (pairs.length < 2) return null;
   const fit = (list: typeof pairs) => {
     const cm: Vec3 = [0, 1, 2].map((a) => list.reduce((s, p) => s + p.c[a], 0) / list.length) as Vec3;
@@ -193,7 +188,7 @@ export function referenceResiduals(model: ColmapModel, references: Map<string, V
   for (const img of model.images) {
     const r = references.get(img.name);
     if (!r) continue;
-    const c = cameraCentre(img.qvec, img.tvec);
+    const c = cameraCentre(img);
     distances.set(img.name, Math.hypot(c[0] - r[0], c[1] - r[1], c[2] - r[2]));
   }
   return distances;

@@ -6,7 +6,7 @@
 // camera; averaged), which holds even when the centres lie on a line (lund's walk), and the scale
 // and translation from the camera centres.
 import { conjugateQuaternion, multiplyQuaternions, normalizeQuaternion, quaternionToMatrix, type Quaternion, type Vec3 } from '../../../shared/geo/rotation.ts';
-import type { ColmapModel } from './colmap-model.ts';
+import { cameraCentre, type ColmapModel } from './colmap-model.ts';
 
 export interface Similarity {
   scale: number;
@@ -16,12 +16,6 @@ export interface Similarity {
 }
 
 /** A camera's centre in the model's frame: -R^T t. */
-export function cameraCentre(image: Pick<ColmapModel['images'][number], 'qvec' | 'tvec'>): Vec3 {
-  const R = quaternionToMatrix(image.qvec);
-  const t = image.tvec;
-  return [0, 1, 2].map((a) => -(R[0][a] * t[0] + R[1][a] * t[1] + R[2][a] * t[2])) as Vec3;
-}
-
 /** x_to = scale * rotation * x_from + translation, fitted on the images both models share (by name). */
 export function modelSimilarity(from: Pick<ColmapModel, 'images'>, to: Pick<ColmapModel, 'images'>): Similarity {
   const target = new Map(to.images.map((img) => [img.name, img]));

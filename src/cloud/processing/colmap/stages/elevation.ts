@@ -7,8 +7,7 @@
 // rasters cannot be placed, and are listed with that reason.
 import path from 'node:path';
 import { median } from '../../../../shared/median.ts';
-import { quaternionToMatrix } from '../../../../shared/geo/rotation.ts';
-import { intrinsicsOf } from '../colmap-model.ts';
+import { cameraCentre, intrinsicsOf } from '../colmap-model.ts';
 import { demCellSize, groundSampleDistance, robustBounds, surfaceModel } from '../../rasters/dsm.ts';
 import { groundModel } from '../../rasters/ground-filter.ts';
 import { writeCog } from '../../rasters/cog-writer.ts';
@@ -41,9 +40,7 @@ export const elevationStage: Stage<{ fused: FusedCloud; placement: Placement; wo
     const ground = median(heights);
     const cameras = placement.placed.model.images.map((image) => {
       const camera = placement.placed.model.cameras.get(image.cameraId)!;
-      const R = quaternionToMatrix(image.qvec);
-      const t = image.tvec;
-      const centre = [0, 1, 2].map((a) => -(R[0][a] * t[0] + R[1][a] * t[1] + R[2][a] * t[2])) as [number, number, number];
+      const centre = cameraCentre(image);
       // The dense cloud comes from images scaled to the workspace's size: its pixels are that much coarser.
       const scale = Math.min(1, workspace.depthMapSize / Math.max(camera.width, camera.height));
       return { centre, focalPx: intrinsicsOf(camera).fx * scale };

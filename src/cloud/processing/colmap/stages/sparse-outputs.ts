@@ -12,7 +12,7 @@ import { writeLas, writePly, type PointCloud } from '../../../../shared/pointclo
 import { describeCrs } from '../../../coordinate-systems/crs.ts';
 import type { EngineInput, EngineResult, OutputType, ProducedOutput } from '../../engine.ts';
 import { ALIGNMENT_MAX_ERROR_METRES, EXHAUSTIVE_MAX_IMAGES, GPS_OUTLIER_METRES, type CameraGroup } from '../colmap-commands.ts';
-import { intrinsicsOf, type ColmapModel } from '../colmap-model.ts';
+import { cameraCentre, intrinsicsOf, type ColmapModel } from '../colmap-model.ts';
 import type { LocalFrame } from '../georeference.ts';
 import { meanReprojectionError } from '../model-strain.ts';
 import type { Downloaded, LocalImage } from './download.ts';
@@ -109,7 +109,7 @@ function cameraRecords({ placement, downloaded, extracted }: SparseOutputInputs)
       const k = intrinsicsOf(camera);
       const R = quaternionToMatrix(img.qvec); // world -> camera
       const t = img.tvec;
-      const centre: Vec3 = [0, 1, 2].map((a) => -(R[0][a] * t[0] + R[1][a] * t[1] + R[2][a] * t[2])) as Vec3;
+      const centre: Vec3 = cameraCentre(img);
       const cameraToWorld = normalizeQuaternion(conjugateQuaternion(img.qvec));
       const quaternion = normalizeQuaternion(multiplyQuaternions(convergence, cameraToWorld));
       const Rcw = quaternionToMatrix(cameraToWorld);
