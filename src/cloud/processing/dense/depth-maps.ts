@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import sharp from 'sharp';
 import { writeColmapMat } from './depth-map-io.ts';
+import { DEFAULT_DEPTH_MAP_SIZE } from './depth-map-size.ts';
 import { DEFAULT_PATCH_MATCH_PARAMS, type PatchMatchInput, type PatchMatchOutput, type PatchMatchParams, type PatchMatchView } from './patch-match.ts';
 import { readSparseModel, type SparseImage } from './sparse-model.ts';
 import { planReferences } from './view-selection.ts';
@@ -53,8 +54,7 @@ export interface DepthMapSummary {
 }
 
 export const DEFAULT_DEPTH_MAP_OPTIONS = {
-  // brighton_beach (18 photos) at 800x450: 617 CPU s of depth maps, ~5 min on 2 free cores (bench/dense.ts)
-  maxImageSize: 800,
+  maxImageSize: DEFAULT_DEPTH_MAP_SIZE,
   sourceViews: 5,
   iterations: 4,
   geometricIterations: 2,

@@ -13,13 +13,8 @@
 import type { OutputType } from '../../engine.ts';
 import type { RequestedOutputs } from '../../requested-outputs.ts';
 
-/**
- * Longest side of the depth maps (DENSE_MAX_IMAGE_SIZE): chosen from measurement (bench/dense.ts):
- * their cost grows with the pixels; brighton's 18 maps at 800 px took 617 CPU seconds (about 5
- * minutes on 2 cores), within the whole pipeline's 20 minutes. The fusion scales each camera to
- * its map.
- */
-export const DENSE_DEFAULT_MAX_IMAGE_SIZE = 800;
+/** Longest side of the depth maps by default (DENSE_MAX_IMAGE_SIZE; the fusion scales each camera to its map). */
+export { DEFAULT_DEPTH_MAP_SIZE as DENSE_DEFAULT_MAX_IMAGE_SIZE } from '../../dense/depth-map-size.ts';
 
 /**
  * Longest side of the undistorted photos the orthomosaic and the fused colours are read from: finer
