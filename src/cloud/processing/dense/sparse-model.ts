@@ -6,6 +6,7 @@
 // selection and the sparse depth seeds) come with them.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { normalizeQuaternion, quaternionToMatrix } from '../../../shared/geo/rotation.ts';
 
 export interface SparseCamera {
   width: number;
@@ -103,7 +104,7 @@ export async function readSparseModel(modelDir: string): Promise<SparseModel> {
       at = end + 9 + 24 * count;
       const camera = cameras.get(cameraId);
       if (!camera) throw new Error(`images.bin: image ${name} has unknown camera ${cameraId}`);
-      const image: SparseImage = { id, name, camera, R: quaternionToMatrix(q[0], q[1], q[2], q[3]), t, points: [] };
+      const image: SparseImage = { id, name, camera, R: Float64Array.from(quaternionToMatrix(normalizeQuaternion([q[0], q[1], q[2], q[3]])).flat()), t, points: [] };
       images.push(image);
       byId.set(id, image);
     }
@@ -112,20 +113,6 @@ export async function readSparseModel(modelDir: string): Promise<SparseModel> {
     for (const imageId of new Set(track)) byId.get(imageId)?.points.push(index);
   });
   return { images, points };
-}
-
-/** COLMAP's Hamilton quaternion [w, x, y, z] as a row-major rotation matrix. */
-export function quaternionToMatrix(w: number, x: number, y: number, z: number): Float64Array {
-  const n = Math.hypot(w, x, y, z);
-  w /= n;
-  x /= n;
-  y /= n;
-  z /= n;
-  return Float64Array.from([
-    1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-    2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-    2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y),
-  ]);
 }
 
 /** The camera centre in world coordinates: -R^T t. */
