@@ -10,6 +10,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+import { seededRandom } from '../src/shared/seeded-random.ts';
 
 export interface Angles {
   yaw: number;
@@ -165,19 +166,8 @@ export async function generateDemoImageSet(count: number, center: DemoCenter, op
 // ---------------------------------------------------------------------------------------------
 // Texture: a smooth colour field, random rectangles and discs, and pixel noise.
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function texture(width: number, height: number, seed: number): Buffer {
-  const rand = mulberry32(seed * 2654435761 + 1);
+  const rand = seededRandom(seed * 2654435761 + 1);
   const buf = Buffer.allocUnsafe(width * height * 3);
   const phase = [rand() * 6.28, rand() * 6.28, rand() * 6.28];
   const freq = [0.004 + rand() * 0.01, 0.004 + rand() * 0.01, 0.004 + rand() * 0.01];

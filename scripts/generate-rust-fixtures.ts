@@ -17,6 +17,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
+import { seededRandom } from '../src/shared/seeded-random.ts';
 
 const ROOT = path.join(import.meta.dirname, '..');
 const LUND = path.join(ROOT, 'test/fixtures/lund/images');
@@ -51,17 +52,6 @@ export interface TruthFile {
   set: keyof typeof PHOTO_SETS;
   width: number;
   photos: { file: string; source: string; width: number; height: number; rust: TruthRect[] }[];
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Smooth value noise on a grid of `cell` pixels (bilinear between random lattice values). */
@@ -214,7 +204,7 @@ function paintPatches(pixels: Buffer, width: number, height: number, random: () 
 }
 
 export async function generateRustSet(outDir: string, seed: number, set: keyof typeof PHOTO_SETS): Promise<TruthFile> {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   await fs.mkdir(path.join(outDir, 'images'), { recursive: true });
   const truth: TruthFile = { seed, set, width: WIDTH, photos: [] };
   const { patched, clean } = PHOTO_SETS[set];
@@ -236,7 +226,7 @@ export async function generateRustSet(outDir: string, seed: number, set: keyof t
 /** A photo (JPEG) with `count` patches painted at full size, its EXIF kept (tests of the pipeline). */
 export async function compositeRustPatches(original: Buffer, seed: number, count: number): Promise<Buffer> {
   const { data, info } = await sharp(original).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  paintPatches(data, info.width, info.height, mulberry32(seed), count);
+  paintPatches(data, info.width, info.height, seededRandom(seed), count);
   return copyExif(original, await sharp(data, { raw: { width: info.width, height: info.height, channels: 3 } }).jpeg({ quality: 90 }).toBuffer());
 }
 

@@ -25,6 +25,7 @@ import {
   type Vec3,
 } from '../src/shared/pointcloud/index.ts';
 import { cameraToEnuQuaternion, quaternionToMatrix } from '../src/shared/geo/rotation.ts';
+import { seededRandom } from '../src/shared/seeded-random.ts';
 
 function cloudOf(points: Vec3[], colors?: [number, number, number][]): PointCloud {
   const cloud = createPointCloud(points.length, colors !== undefined);
@@ -33,18 +34,8 @@ function cloudOf(points: Vec3[], colors?: [number, number, number][]): PointClou
   return cloud;
 }
 
-/** A deterministic pseudo-random generator (mulberry32). */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('LAS 1.2', () => {
-  const rand = random(7);
+  const rand = seededRandom(7);
   const points: Vec3[] = Array.from({ length: 500 }, () => [386551 + rand() * 300 - 150, 6174045 + rand() * 300 - 150, rand() * 40 - 5]);
   const colors = points.map(() => [Math.floor(rand() * 256), Math.floor(rand() * 256), Math.floor(rand() * 256)] as [number, number, number]);
   const cloud = cloudOf(points, colors);
@@ -239,7 +230,7 @@ describe('pixelRay and projectPoint', () => {
   };
 
   it('the ray through the pixel of a point passes through the point', () => {
-    const rand = random(3);
+    const rand = seededRandom(3);
     for (let n = 0; n < 200; n++) {
       const point: Vec3 = [500 + rand() * 40 - 20, 800 + rand() * 40 - 20, rand() * 5];
       const { u, v, depth } = projectPoint(camera, point);

@@ -4,6 +4,7 @@
 // huge and deeply nested values, odd numbers, invalid JSON and UTF-8, wrong content types).
 // Past ~350 lines because most of it is the tables of bad values, kept together to be read as one.
 import crypto from 'node:crypto';
+import { seededRandom } from '../../src/shared/seeded-random.ts';
 
 export const DEFAULT_SEED = 0x10f0220;
 
@@ -13,16 +14,10 @@ export function fuzzSeed(): number {
 }
 
 export class Rng {
-  private state: number;
+  /** mulberry32 (shared/seeded-random.ts): small, fast and good enough to pick cases reproducibly. */
+  readonly next: () => number;
   constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  /** mulberry32: small, fast and good enough to pick cases reproducibly. */
-  next(): number {
-    let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = seededRandom(seed);
   }
   int(n: number): number {
     return Math.floor(this.next() * n);
