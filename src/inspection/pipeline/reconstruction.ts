@@ -4,9 +4,9 @@
 //   a `calibration` (intrinsics and pose in the output coordinate system) that coords_3d casts
 //   rays with (annotations/coords-3d.ts);
 // - the inspection gets a `reconstruction` record: the output coordinate system and offset the
-//   cloud wrote its outputs in (extras), where the point cloud is (clipping, coords_3d), and where
-//   the orthomosaic, DSM and DTM are with their extent and zooms (ortho/raster-layers.ts; the
-//   orthomosaic is tiled for the console's map).
+//   cloud wrote its outputs in (extras), where the point cloud and the mesh are (clipping,
+//   coords_3d), and where the orthomosaic, DSM and DTM are with their extent and zooms
+//   (ortho/raster-layers.ts; the orthomosaic is tiled for the console's map).
 // The cloud's outputs are read from the shared object store at the keys the cloud's outputs API
 // gives, as the outputs endpoint hands them to clients.
 // Only engines that really reconstruct (`"reconstructed": true` in
@@ -56,6 +56,8 @@ export interface Reconstruction {
   images_registered: number | null;
   /** The cloud's point cloud (LAS), in the output system. */
   point_cloud: StoredObject | null;
+  /** The cloud's mesh (`3d_mesh_ply`: binary PLY, absolute output coordinates in doubles) that coords_3d casts rays at; absent: imported before it was recorded. */
+  mesh?: StoredObject | null;
   /** The clipped point cloud (status 5), this service's own file; the inspection's point_cloud output when present. */
   clipped_point_cloud: ClippedPointCloud | null;
   /** How ground_reference_altitude was found (ground-altitude.ts); absent: not computed. */
@@ -130,6 +132,7 @@ export class ReconstructionImporter {
       offset_3d_xyz: document.offset_3d_xyz ?? null,
       images_registered: document.images_registered ?? null,
       point_cloud: done('point_cloud'),
+      mesh: done('3d_mesh_ply'),
       clipped_point_cloud: null,
       rasters: await rasterLayersOf(this.cloud, inspection.project_id!, outputs, this.files.store, this.files.bucket),
     };
