@@ -97,7 +97,7 @@ describe('colmap engine, dense stages on a drone flight (brighton, scaled), thro
 
     const { outputs } = await call('GET', `/projects/${project.id}/outputs/`);
     const byType = new Map<string, any>(outputs.map((o: any) => [o.output_type, o]));
-    const made = ['point_cloud', 'point_cloud_ply', '3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb', 'ortho_thumb', 'quality_report', 'processing_log'];
+    const made = ['point_cloud', 'point_cloud_ply', '3d_mesh_obj_zip', '3d_mesh_ply', '3d_mesh_web_ply', 'dsm', 'dtm', 'ortho_rgb', 'ortho_thumb', 'quality_report', 'processing_log'];
     for (const type of made) assert.equal(byType.get(type)?.availability, 'done', `${type}: ${JSON.stringify(byType.get(type))}`);
     assert.equal(byType.get('ortho_thumb').result_type, 'ortho');
     const file = async (type: string) => bytes(system!, byType.get(type).s3_bucket ?? project.bucket_name, byType.get(type).s3_key);

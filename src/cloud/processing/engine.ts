@@ -29,9 +29,11 @@ export type OutputType =
   | 'quality_report_pdf'
   // Added by the colmap engine's dense stages (issue 28): the mesh as PLY beside the OBJ zip, and
   // the orthomosaic's thumbnail (Pix4D's demo client filters result_type 'ortho', output_type
-  // 'ortho_thumb').
+  // 'ortho_thumb'), and the mesh's web copy the console's 3D tab draws (at most 200k faces, float
+  // coordinates minus offset_3d_xyz).
   | '3d_mesh_ply'
-  | 'ortho_thumb';
+  | 'ortho_thumb'
+  | '3d_mesh_web_ply';
 
 export interface EngineInput {
   projectId: number;

@@ -19,6 +19,7 @@ const RESULT_TYPES: Record<OutputType, string> = {
   point_cloud_bundle: 'point_cloud',
   '3d_mesh_obj_zip': '3d_mesh_obj',
   '3d_mesh_ply': '3d_mesh_obj',
+  '3d_mesh_web_ply': '3d_mesh_obj',
   calibrated_camera_parameters_json: 'calibrated_camera_parameters',
   quality_report: 'quality_report',
   quality_report_pdf: 'quality_report',

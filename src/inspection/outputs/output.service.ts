@@ -1,7 +1,8 @@
 // Outputs of an inspection (spec "Get outputs"): `[{output_type, url}]`, a presigned GET URL per
 // file that exists now, valid DOWNLOAD_URL_TTL_SECONDS (CONTRACT: at least one hour).
 // - the cloud project's outputs whose availability is `done`, under the cloud's names
-//   (`calibrated_camera_parameters_json`, `point_cloud`, ...), the point cloud clipped around the
+//   (`calibrated_camera_parameters_json`, `point_cloud`, `3d_mesh_web_ply` the 3D tab draws, ...),
+//   every type passed through as the cloud lists it, the point cloud clipped around the
 //   asset in place of the full one when the inspection was clipped (status 5);
 // - this service's own files: `report_pdf` and `report_json` once a report is available, and
 //   `input_zip` (the cloud's name for it) once the inputs ZIP is built.
