@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { parseRoute, routeHref, type Route } from '../web/src/app/routes.ts';
 import { asPage, clampPage, pageCount, pageWindow } from '../web/src/lib/paging.ts';
 import { problemFrom } from '../web/src/lib/api-problem.ts';
+import { cloudStateWords, formatBytes, formatDuration, outputName, remainingSeconds } from '../web/src/lib/processing-words.ts';
 
 test('routes: every page has an address that reads back to the same page', () => {
   const routes: Route[] = [
@@ -88,4 +89,22 @@ test('processing steps: done, current and failed steps from the status', async (
   assert.equal(noClip(17), '2:done 20:done 3:done 4:done 5:failed 7:todo');
   for (const s of [1, 7, 13, 16, 19, 24, 27]) assert.equal(isStable(s), true, String(s));
   for (const s of [2, 3, 4, 5, 12, 20, 25]) assert.equal(isStable(s), false, String(s));
+});
+
+test('processing in words: cloud states, output names, durations, sizes and the time left', () => {
+  assert.equal(cloudStateWords('UPLOADING'), 'Receiving the photos');
+  assert.equal(cloudStateWords('SOMETHING_NEW'), 'something_new', 'an unknown state is shown, not hidden');
+  assert.equal(outputName('calibrated_camera_parameters_json'), 'Calibrated cameras (JSON)');
+  assert.equal(outputName('x_new_type'), 'x_new_type');
+  assert.equal(formatDuration(45.4), '45 s');
+  assert.equal(formatDuration(200), '3 min 20 s');
+  assert.equal(formatDuration(180), '3 min');
+  assert.equal(formatDuration(3900), '1 h 5 min');
+  assert.equal(formatBytes(950), '950 B');
+  assert.equal(formatBytes(3_400_000), '3.4 MB');
+  assert.equal(formatBytes(12_345), '12 kB');
+  assert.equal(remainingSeconds(120, 40), 180, '40 % in 2 min: 3 min left at the same pace');
+  assert.equal(remainingSeconds(120, 3), null, 'too early to say');
+  assert.equal(remainingSeconds(120, 100), null);
+  assert.equal(remainingSeconds(120, null), null);
 });

@@ -116,6 +116,11 @@ describe('web console journeys', { skip: skipReason() }, () => {
     const processStarted = Date.now();
     await page.getByTestId('inspection-status').filter({ hasText: 'Processing completed' }).waitFor({ timeout: 120_000 });
     timings.processing = (Date.now() - processStarted) / 1000;
+    // When done, the page says what came out in words: photos placed, the outputs made with their sizes
+    const summary = page.getByTestId('processing-summary');
+    await summary.getByText('Photos placed').waitFor({ timeout: 30_000 });
+    await page.getByTestId('outputs-made').getByText(/Calibrated cameras \(JSON\) · \d/).waitFor();
+    assert.doesNotMatch(await page.getByTestId('inspection-status').innerText(), /\(7\)/, 'the status in words, without its code');
     await w.screenshot('processing-done');
     assert.equal((await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/`)).status, 7);
 

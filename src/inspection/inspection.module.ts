@@ -153,7 +153,7 @@ export class InspectionModule {
     this.measurements = new MeasurementService(this.db, access, pointClouds, rows, caps);
     this.extras = new ExtrasService(this.db, access);
     this.outputs = new OutputService(access, this.cloud, files);
-    this.processingStatus = new ProcessingStatusService(access, this.cloud);
+    this.processingStatus = new ProcessingStatusService(access, this.cloud, files);
     this.previews = new PreviewService(this.db, access, files, images);
     this.ortho = new OrthoService(access, options.store, logger);
     this.inventory = new InventoryService(this.db, access);

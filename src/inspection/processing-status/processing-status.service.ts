@@ -1,13 +1,17 @@
 // What the processing of an inspection is doing, in one read for the web console's processing
 // page: the inspection's own status and reason of failure (`processing_error`), and the state of
 // its cloud project as the cloud's public API reports it (public_status, progress, detailed
-// status, error code and reason, engine). Not in the spec: the inspection record carries none of
+// status, error code and reason, engine) and, once it is DONE, a summary of what it made
+// (processing-summary.ts). Not in the spec: the inspection record carries none of
 // the cloud's detail, and the console reaches the cloud only through this service.
 import { Type, type Static } from 'typebox';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
+import type { FileStore } from '../storage/inspection-files.ts';
+import type { Reconstruction } from '../pipeline/reconstruction.ts';
 import { ApiError } from '../../infra/http/errors.ts';
+import { processingSummary, ProcessingSummary } from './processing-summary.ts';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
@@ -32,6 +36,7 @@ export const ProcessingState = Type.Object(
       ],
       { description: 'The cloud project; null when it is not known (not created, or deleted)' },
     ),
+    summary: Type.Union([ProcessingSummary, Type.Null()], { description: 'What the processing made, once the cloud project is DONE; null before' }),
   },
   { description: 'State of the processing of an inspection. Not in the spec: the web console shows the cloud project detail, which the inspection record does not carry.' },
 );
@@ -53,6 +58,7 @@ export class ProcessingStatusService {
   constructor(
     private readonly access: InspectionAccess,
     private readonly cloud: CloudClient,
+    private readonly files: FileStore,
   ) {}
 
   async get(auth: AuthContext, id: number): Promise<ProcessingState> {
@@ -77,6 +83,14 @@ export class ProcessingStatusService {
         };
       }
     }
-    return { status: inspection.status, error_reason: inspection.processing_error, cloud };
+    const reconstruction = inspection.reconstruction as Reconstruction | null;
+    const summary =
+      cloud?.public_status === 'DONE'
+        ? await processingSummary(this.files, await this.cloud.outputs(inspection.project_id!), {
+            total: cloud.image_count,
+            placed: reconstruction?.reconstructed ? (reconstruction.images_registered ?? null) : null,
+          })
+        : null;
+    return { status: inspection.status, error_reason: inspection.processing_error, cloud, summary };
   }
 }

@@ -6874,6 +6874,35 @@ export interface paths {
                             error_reason: string | null;
                             /** @description The inspection status */
                             status: number;
+                            /** @description What the processing made, once the cloud project is DONE; null before */
+                            summary: {
+                                /** @description Whether the delivered point cloud is dense; null when unknown */
+                                dense: boolean | null;
+                                /** @description Ground sampling distance of the photos, centimetres per pixel */
+                                gsd_cm: number | null;
+                                mean_reprojection_error_px: number | null;
+                                outputs_made: {
+                                    output_type: string;
+                                    size_bytes: number | null;
+                                }[];
+                                outputs_not_made: {
+                                    output_type: string;
+                                    reason: string;
+                                }[];
+                                /** @description Photos the reconstruction placed (calibrated); null when the engine does not reconstruct */
+                                photos_placed: number | null;
+                                /** @description Photos the cloud project holds */
+                                photos_total: number;
+                                /** @description Points of the delivered point cloud (the dense one when it was made) */
+                                points: number | null;
+                                /** @description Time of each processing stage in the order they ran; empty when the engine does not report them */
+                                stage_seconds: {
+                                    seconds: number;
+                                    stage: string;
+                                    /** @description The stage in words (its name when the engine gives none) */
+                                    title: string;
+                                }[];
+                            } | (never | null);
                         };
                     };
                 };

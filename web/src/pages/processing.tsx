@@ -1,6 +1,7 @@
 // Processing of one inspection, live: the spec's steps as a stepper, the additional statuses, the
-// cloud project's detail (GET /v1/inspections/{id}/processing/), errors in words, and Retry when
-// the spec allows it (`can_retry`). Polls every 2 s while work is under way.
+// cloud project's state in words with the time it has run and an estimate of the time left, what
+// a finished processing made (components/processing-summary.tsx), errors in words, and Retry when
+// the spec allows it (`can_retry`), confirmed first. Polls every 2 s while work is under way.
 import { useEffect, useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { navigate } from '../app/navigation';
@@ -11,6 +12,8 @@ import { ErrorState, Loading } from '../components/states';
 import type { ApiProblem } from '../lib/api-problem';
 import { retryBlockedReason } from '../lib/retry-rules';
 import { isStable, processingSteps, statusKind, statusName } from '../lib/statuses';
+import { cloudStateWords, formatDuration, remainingSeconds } from '../lib/processing-words';
+import { ProcessingSummaryCard } from '../components/processing-summary';
 
 const POLL_MS = 2000;
 
@@ -21,6 +24,8 @@ export function ProcessingPage({ id }: { id: number }) {
   const additional = useLoad(() => unwrap(api.GET('/v1/inspections/additional_statuses/')), []);
   const [retryProblem, setRetryProblem] = useState<ApiProblem>();
   const [retrying, setRetrying] = useState(false);
+  // A retry is a new inspection: asked for in two steps, with what it means (issue 29).
+  const [confirmRetry, setConfirmRetry] = useState(false);
   const status = inspection.data?.status;
 
   useEffect(() => {
@@ -72,7 +77,7 @@ export function ProcessingPage({ id }: { id: number }) {
       </ol>
       <div className="card processing-card" aria-live="polite">
         <p data-testid="inspection-status">
-          Status: <strong>{statusName(record.status)}</strong> ({record.status})
+          <strong>{statusName(record.status)}</strong>
         </p>
         {failed && (
           <div className="form-errors" role="alert">
@@ -83,10 +88,12 @@ export function ProcessingPage({ id }: { id: number }) {
         )}
         {cloud && (
           <>
-            <p>
-              Cloud project: <strong>{cloud.public_status}</strong> — {cloud.detailed_status}
-              {cloud.engine ? ` · engine ${cloud.engine}` : ''} · {cloud.image_count} images
+            <p data-testid="cloud-state">
+              Photogrammetry: <strong>{cloudStateWords(cloud.public_status)}</strong>
+              {cloud.public_status === 'PROCESSING' && cloud.detailed_status ? ` — ${cloud.detailed_status}` : ''} · {cloud.image_count} photos
+              {cloud.engine ? ` · engine ${cloud.engine}` : ''}
             </p>
+            <ElapsedLine started={cloud.processing_started} ended={cloud.processing_ended} progress={cloud.public_status === 'PROCESSING' ? cloud.progress : null} />
             {showProgress && (
               <div className="processing-progress">
                 <progress max={100} value={cloud.progress ?? 0} aria-label="Cloud processing progress" />
@@ -95,11 +102,12 @@ export function ProcessingPage({ id }: { id: number }) {
             )}
             {cloud.error_code !== null && (
               <p className="form-errors" role="alert">
-                Cloud error {cloud.error_code}: {cloud.error_reason}
+                {cloud.error_reason ?? 'Photogrammetry failed.'} <span className="hint">(code {cloud.error_code})</span>
               </p>
             )}
           </>
         )}
+        {state.data?.summary && <ProcessingSummaryCard summary={state.data.summary} />}
         <dl className="details">
           <dt>Inventory</dt>
           <dd>{record.additional_statuses.inventory !== null ? (additionalNames.get(record.additional_statuses.inventory) ?? record.additional_statuses.inventory) : 'Not requested'}</dd>
@@ -113,9 +121,9 @@ export function ProcessingPage({ id }: { id: number }) {
             </a>
           )}
           {[1, 2, 20].includes(record.status) && <a href={`#/inspections/${record.id}/upload`}>Upload photos</a>}
-          {record.can_retry && (
-            <button type="button" onClick={retry} disabled={retrying}>
-              {retrying ? 'Starting the retry…' : 'Retry processing'}
+          {record.can_retry && !confirmRetry && (
+            <button type="button" onClick={() => setConfirmRetry(true)}>
+              Retry processing…
             </button>
           )}
           {!isStable(record.status) && (
@@ -124,6 +132,23 @@ export function ProcessingPage({ id }: { id: number }) {
             </span>
           )}
         </div>
+        {record.can_retry && confirmRetry && (
+          <div className="confirm" role="group" aria-labelledby="retry-confirm-text">
+            <p id="retry-confirm-text">
+              A retry makes a <strong>new inspection</strong> with the same photos and processes it again from the start
+              {record.status === 7 ? ', although this one completed' : ''}. It spends no units of your allowance; this inspection stays as it is. An inspection can be retried
+              twice at most.
+            </p>
+            <div className="actions">
+              <button type="button" className="primary" onClick={retry} disabled={retrying}>
+                {retrying ? 'Starting the retry…' : 'Start the retry'}
+              </button>
+              <button type="button" onClick={() => setConfirmRetry(false)} disabled={retrying}>
+                Cancel
+              </button>
+            </div>
+          </div>
+        )}
         {blocked && <p className="hint">{blocked}</p>}
         {retryProblem && (
           <p className="form-errors" role="alert">
@@ -147,5 +172,19 @@ export function ProcessingPage({ id }: { id: number }) {
         )}
       </div>
     </section>
+  );
+}
+
+/** Time since the photogrammetry started (or how long it took), and the time left at its pace. */
+function ElapsedLine({ started, ended, progress }: { started: string | null; ended: string | null; progress: number | null }) {
+  if (!started) return null;
+  const elapsed = ((ended ? Date.parse(ended) : Date.now()) - Date.parse(started)) / 1000;
+  if (!Number.isFinite(elapsed)) return null;
+  const left = remainingSeconds(elapsed, progress);
+  return (
+    <p className="hint" data-testid="cloud-elapsed">
+      {ended ? `Took ${formatDuration(elapsed)}` : `Running for ${formatDuration(elapsed)}`}
+      {left !== null ? ` · about ${formatDuration(left)} left` : ''}
+    </p>
   );
 }

@@ -7,22 +7,7 @@ import { Empty, ErrorState, Loading } from '../components/states';
 import { problemFrom, type ApiProblem } from '../lib/api-problem';
 import { asPage } from '../lib/paging';
 import type { TabProps } from '../pages/workspace';
-
-const OUTPUT_NAMES: Record<string, string> = {
-  point_cloud: 'Point cloud (LAS)',
-  point_cloud_ply: 'Point cloud (PLY)',
-  point_cloud_bundle: 'Point cloud bundle',
-  '3d_mesh_obj_zip': '3D mesh (OBJ, zipped)',
-  dsm: 'Digital surface model',
-  ortho_rgb: 'Orthophoto',
-  calibrated_camera_parameters_json: 'Calibrated cameras (JSON)',
-  quality_report: 'Quality report',
-  processing_log: 'Processing log',
-  input_zip: 'Original photos (ZIP)',
-  project_thumb: 'Project thumbnail',
-  report_pdf: 'Inspection report (PDF)',
-  report_json: 'Inspection report (JSON)',
-};
+import { outputName } from '../lib/processing-words';
 
 const REPORT_OPTIONS = [
   ['include_email', 'Include e-mail', true],
@@ -126,7 +111,7 @@ export function OutputsTab({ inspection, reload }: TabProps) {
             {list.map((o) => (
               <li key={o.output_type}>
                 <a href={o.url} download target="_blank" rel="noopener">
-                  {OUTPUT_NAMES[o.output_type] ?? o.output_type}
+                  {outputName(o.output_type)}
                 </a>{' '}
                 <code>{o.output_type}</code>
               </li>

@@ -41,6 +41,7 @@ export const denseReportStage: Stage<DenseReportInputs, void> = {
       not_available: notAvailable.map((n) => ({ output_type: n.outputType, reason: n.reason })),
       timings_s: { ...(report.timings_s as object), ...record.commandSeconds, total: (Date.now() - record.started) / 1000 },
       stage_timings_s: record.stageSeconds,
+      stage_titles: record.stageTitles,
       commands: record.commands.map((c) => c.join(' ')),
     });
   },

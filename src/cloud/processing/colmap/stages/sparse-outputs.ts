@@ -240,6 +240,7 @@ function qualityReport(
     not_available: ['dense point cloud', '3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb'],
     timings_s: { download: record.stageSeconds.download, ...record.commandSeconds, total: (Date.now() - record.started) / 1000 },
     stage_timings_s: record.stageSeconds,
+    stage_titles: record.stageTitles,
     commands: record.commands.map((c) => c.join(' ')),
     processing_log: processingLogKey(input),
   };

@@ -65,6 +65,8 @@ export interface RunRecord {
   commandSeconds: Readonly<Record<string, number>>;
   /** Seconds per finished stage. */
   stageSeconds: Readonly<Record<string, number>>;
+  /** Each finished stage's title in words (`Extracting features`): the quality report's `stage_titles`, for people. */
+  stageTitles: Readonly<Record<string, string>>;
   commands: readonly (readonly string[])[];
   started: number;
 }
@@ -105,6 +107,7 @@ export class StageRuntime {
   private readonly shares = new Map<string, { start: number; end: number }>();
   private readonly commandSeconds: Record<string, number> = {};
   private readonly stageSeconds: Record<string, number> = {};
+  private readonly stageTitles: Record<string, string> = {};
   private readonly commands: string[][] = [];
   private percent = 0;
   /** The latest progress text (reported or not) and when a report last went out. */
@@ -158,6 +161,7 @@ export class StageRuntime {
     const outputs = await stage.run(this.context(share), inputs);
     const seconds = (Date.now() - t0) / 1000;
     this.stageSeconds[stage.name] = seconds;
+    this.stageTitles[stage.name] = stage.title;
     this.write(`== ${stage.name}: ${seconds.toFixed(1)} s ==\n`);
     return outputs;
   }
@@ -207,7 +211,7 @@ export class StageRuntime {
       progress: (fraction, text) => this.report(scale(fraction), text),
       log: (text) => this.write(text.endsWith('\n') ? text : `${text}\n`),
       colmap: (command, args, options) => this.colmap(command, args, options, (fraction) => scale(fraction, options.within)),
-      record: () => ({ commandSeconds: { ...this.commandSeconds }, stageSeconds: { ...this.stageSeconds }, commands: this.commands.map((c) => [...c]), started: this.started }),
+      record: () => ({ commandSeconds: { ...this.commandSeconds }, stageSeconds: { ...this.stageSeconds }, stageTitles: { ...this.stageTitles }, commands: this.commands.map((c) => [...c]), started: this.started }),
     };
   }
 
