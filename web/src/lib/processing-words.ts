@@ -24,6 +24,7 @@ export const OUTPUT_NAMES: Record<string, string> = {
   point_cloud_bundle: 'Point cloud bundle',
   '3d_mesh_obj_zip': '3D mesh (OBJ, zipped)',
   '3d_mesh_ply': '3D mesh (PLY)',
+  '3d_mesh_web_ply': '3D mesh for the browser (PLY)',
   dsm: 'Surface model (DSM)',
   dtm: 'Terrain model (DTM)',
   ortho_rgb: 'Orthomosaic',
