@@ -1,8 +1,14 @@
-// The 3D view: the (clipped) point cloud, the calibrated cameras, each annotation's coords_3d as
-// a marker (a button: click or Enter opens its photo at the annotation), and measuring: pick
-// points on the cloud for a point, a line or a polygon, see its length or area, save it.
-// Data: the outputs `point_cloud_ply` and `calibrated_camera_parameters_json` (positions and
+// The 3D view: the (clipped) dense point cloud and the mesh (each alone or both), the calibrated
+// cameras, each annotation's coords_3d as a marker (a button: click or Enter opens its photo at
+// the annotation), and measuring: pick points on the surface for a point, a line or a polygon
+// (the pointer snaps to the mesh under it or to the nearest cloud point within a few pixels,
+// viewer3d/snap.ts, with a ring where a click would measure), see its length or area, save it.
+// Data: the outputs `point_cloud_ply`, `3d_mesh_web_ply` (the mesh's web copy, coordinates minus
+// offset_3d_xyz, which its header names) and `calibrated_camera_parameters_json` (positions and
 // rotations in the output coordinate system), the cameras list (photo ids), the annotations.
+// The PLY files download and decode in Web Workers (viewer3d/load-ply.ts): the page stays live
+// while a cloud of millions of points arrives. A cloud larger than the budget (POINT_BUDGET) is
+// thinned by taking every k-th point (lib/ply.ts says why that is even enough).
 import { useEffect, useRef, useState } from 'react';
 import { api, unwrap, type Annotation, type Camera } from '../api/client';
 import { navigate } from '../app/navigation';
@@ -10,15 +16,28 @@ import { Empty, ErrorState, Loading } from '../components/states';
 import { problemFrom, type ApiProblem } from '../lib/api-problem';
 import { closeRing, describe, type Point3 } from '../lib/measure-geometry';
 import { asPage } from '../lib/paging';
-import { parsePly } from '../lib/ply';
+import { offsetFromComments, type PlyCloud, type PlyMesh } from '../lib/ply';
 import type { TabProps } from '../pages/workspace';
-import { InspectionScene, type SceneCamera, type Vec3 } from './viewer3d/scene';
+import { loadPlyCloud, loadPlyMesh } from './viewer3d/load-ply';
+import { InspectionScene, type SceneCamera, type Show, type Vec3 } from './viewer3d/scene';
 
-const MAX_POINTS = 3_000_000;
 type Mode = 'view' | 'Point' | 'LineString' | 'Polygon';
 
+/**
+ * Points drawn at most: three million stay fluid on a laptop's integrated GPU (36 MB of positions,
+ * 9 MB of colours); a phone gets one million.
+ */
+function pointBudget(): number {
+  return window.matchMedia('(max-width: 700px)').matches ? 1_000_000 : 3_000_000;
+}
+
 interface Loaded {
-  ply: ArrayBuffer;
+  cloud: PlyCloud | null;
+  mesh: PlyMesh | null;
+  /** offset_3d_xyz: what the mesh's coordinates are relative to. */
+  offset: Vec3;
+  /** Why the mesh is not shown though the outputs list it. */
+  meshProblem?: string;
   cameras: SceneCamera[];
   annotations: (Annotation & { coords_3d: { x: number; y: number; z: number } })[];
   photoIds: Map<string, number>;
@@ -32,12 +51,21 @@ interface CalibratedCamera {
   rotation_matrix_output_crs: number[][];
 }
 
+const SHOW_LABELS: [Show, string][] = [
+  ['cloud', 'Cloud'],
+  ['mesh', 'Mesh'],
+  ['both', 'Both'],
+];
+
 export function Viewer3dTab({ inspection }: TabProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const sceneRef = useRef<InspectionScene>(null);
   const [data, setData] = useState<Loaded | null>();
   const [error, setError] = useState<ApiProblem>();
-  const [pointCount, setPointCount] = useState(0);
+  const [show, setShow] = useState<Show>('both');
+  const [snapped, setSnapped] = useState<'mesh' | 'cloud' | 'none'>('none');
+  const hover = useRef<{ x: number; y: number } | null>(null);
+  const hoverFrame = useRef(0);
   const [markers, setMarkers] = useState<{ id: number; label: string; x: number; y: number; photo: number }[]>([]);
   const [mode, setMode] = useState<Mode>('view');
   const [draft, setDraft] = useState<Point3[]>([]);
@@ -52,28 +80,36 @@ export function Viewer3dTab({ inspection }: TabProps) {
     (async () => {
       const outputs = asPage(await unwrap(api.GET('/v1/inspections/{id}/outputs/', { params: { path: { id: inspection.id } } }))).results;
       const plyUrl = outputs.find((o) => o.output_type === 'point_cloud_ply')?.url;
-      if (!plyUrl) return null;
+      const meshUrl = outputs.find((o) => o.output_type === '3d_mesh_web_ply')?.url;
+      if (!plyUrl && !meshUrl) return null;
       const calibratedUrl = outputs.find((o) => o.output_type === 'calibrated_camera_parameters_json')?.url;
-      const [plyResponse, calibrated, cameras, annotations] = await Promise.all([
-        fetch(plyUrl),
+      let meshProblem: string | undefined;
+      const [cloud, mesh, calibrated, cameras, annotations] = await Promise.all([
+        plyUrl ? loadPlyCloud(plyUrl, pointBudget()) : null,
+        // The view stands without the mesh: its failure is said, not thrown.
+        meshUrl ? loadPlyMesh(meshUrl).catch((err: ApiProblem) => ((meshProblem = err.message), null)) : null,
         calibratedUrl ? fetch(calibratedUrl).then((r) => (r.ok ? r.json() : null)) : null,
         unwrap(api.GET('/v1/inspections/{id}/cameras/', { params: { path: { id: inspection.id } } })),
         unwrap(api.GET('/v1/inspections/{id}/annotations/', { params: { path: { id: inspection.id } } })),
       ]);
-      if (!plyResponse.ok) throw problemFrom(plyResponse.status, await plyResponse.text());
+      if (!cloud && !mesh) throw problemFrom(0, `The mesh cannot be shown: ${meshProblem}`);
       const photoIds = new Map((asPage(cameras).results as Camera[]).map((c) => [c.filename, c.photo_id]));
       const sceneCameras: SceneCamera[] = ((calibrated?.cameras ?? []) as CalibratedCamera[])
         .filter((c) => c.position_output_crs && c.rotation_matrix_output_crs)
         .map((c) => ({ position: [c.position_output_crs.x, c.position_output_crs.y, c.position_output_crs.z], rotation: c.rotation_matrix_output_crs, aspect: c.width / c.height }));
+      const calibratedOffset = Array.isArray(calibrated?.offset_3d_xyz) && calibrated.offset_3d_xyz.length === 3 ? (calibrated.offset_3d_xyz as Vec3) : null;
       return {
-        ply: await plyResponse.arrayBuffer(),
+        cloud,
+        mesh,
+        offset: (mesh && offsetFromComments(mesh.comments)) ?? calibratedOffset ?? [0, 0, 0],
+        meshProblem,
         cameras: sceneCameras,
         annotations: (asPage(annotations).results as Annotation[]).filter((a): a is Loaded['annotations'][number] => !!a.coords_3d),
         photoIds,
-      };
+      } satisfies Loaded;
     })().then(
       (loaded) => !cancelled && setData(loaded),
-      (err) => !cancelled && setError(err instanceof Error && 'status' in err ? (err as ApiProblem) : problemFrom(0, null)),
+      (err) => !cancelled && setError(err instanceof Error && 'status' in err ? (err as ApiProblem) : problemFrom(0, err instanceof Error ? err.message : null)),
     );
     return () => {
       cancelled = true;
@@ -83,16 +119,12 @@ export function Viewer3dTab({ inspection }: TabProps) {
   // Build the scene once the data is there.
   useEffect(() => {
     if (!data || !canvas.current) return;
-    const scene = new InspectionScene(canvas.current);
+    const { cloud, mesh, offset } = data;
+    const centre: Vec3 = cloud ? cloud.centre : [offset[0] + mesh!.centre[0], offset[1] + mesh!.centre[1], offset[2] + mesh!.centre[2]];
+    const scene = new InspectionScene(canvas.current, centre);
     sceneRef.current = scene;
-    try {
-      const cloud = parsePly(data.ply, MAX_POINTS);
-      scene.setCloud(cloud);
-      setPointCount(cloud.count);
-    } catch (err) {
-      setError(problemFrom(0, `The point cloud cannot be read: ${(err as Error).message}`));
-      return;
-    }
+    if (cloud) scene.setCloud(cloud);
+    if (mesh) scene.setMesh(mesh, offset);
     scene.setCameras(data.cameras);
     const positions = data.annotations.map((a) => [a.coords_3d.x, a.coords_3d.y, a.coords_3d.z] as Vec3);
     scene.setMarkers(positions);
@@ -110,12 +142,32 @@ export function Viewer3dTab({ inspection }: TabProps) {
     scene.requestRender();
     return () => {
       observer.disconnect();
+      cancelAnimationFrame(hoverFrame.current);
       scene.dispose();
       sceneRef.current = null;
     };
   }, [data]);
 
   useEffect(() => sceneRef.current?.setMeasurements([], mode === 'Polygon' && draft.length > 2 ? closeRing(draft) : draft), [draft, mode]);
+  useEffect(() => sceneRef.current?.show(show), [show, data]);
+  // Out of measuring, no snap marker.
+  useEffect(() => {
+    if (mode !== 'view') return;
+    sceneRef.current?.showSnap(null);
+    setSnapped('none');
+  }, [mode]);
+
+  /** Snaps under the pointer, at most once a frame (a search takes a few milliseconds). */
+  function onPointerMove(event: React.PointerEvent) {
+    if (mode === 'view' || event.buttons !== 0) return;
+    hover.current = { x: event.clientX, y: event.clientY };
+    if (hoverFrame.current) return;
+    hoverFrame.current = requestAnimationFrame(() => {
+      hoverFrame.current = 0;
+      const at = hover.current;
+      if (at) setSnapped(sceneRef.current?.snap(at.x, at.y)?.kind ?? 'none');
+    });
+  }
 
   function onPointerDown(event: React.PointerEvent) {
     down.current = { x: event.clientX, y: event.clientY };
@@ -125,8 +177,10 @@ export function Viewer3dTab({ inspection }: TabProps) {
     down.current = null;
     // A click (not a drag of the orbit controls) in a measuring mode picks a point.
     if (mode === 'view' || !start || Math.hypot(event.clientX - start.x, event.clientY - start.y) > 4) return;
-    const point = sceneRef.current?.pick(event.clientX, event.clientY);
-    if (!point) return;
+    const found = sceneRef.current?.snap(event.clientX, event.clientY);
+    setSnapped(found?.kind ?? 'none');
+    if (!found) return;
+    const point = found.point;
     setDraft((d) => (mode === 'Point' ? [point] : [...d, point]));
   }
 
@@ -158,7 +212,7 @@ export function Viewer3dTab({ inspection }: TabProps) {
   }
 
   if (error) return <ErrorState error={error} />;
-  if (data === undefined) return <Loading label="Loading the point cloud…" />;
+  if (data === undefined) return <Loading label="Loading the point cloud and the mesh…" />;
   if (data === null)
     return (
       <Empty>
@@ -170,7 +224,20 @@ export function Viewer3dTab({ inspection }: TabProps) {
   return (
     <div className="viewer-3d">
       <div className="viewer-tools" role="toolbar" aria-label="3D tools">
-        <span>{counted(pointCount, 'point')} · {counted(data.cameras.length, 'camera')} · {counted(data.annotations.length, 'annotation')} in 3D</span>
+        <span>
+          {data.cloud && <>{counted(data.cloud.count, 'point')}{data.cloud.count < data.cloud.fileCount && ` of ${data.cloud.fileCount.toLocaleString()}`} · </>}
+          {data.mesh && <>{counted(data.mesh.faceCount, 'face')} · </>}
+          {counted(data.cameras.length, 'camera')} · {counted(data.annotations.length, 'annotation')} in 3D
+        </span>
+        {data.cloud && data.mesh && (
+          <span role="group" aria-label="Show">
+            {SHOW_LABELS.map(([value, label]) => (
+              <button key={value} type="button" aria-pressed={show === value} onClick={() => setShow(value)}>
+                {label}
+              </button>
+            ))}
+          </span>
+        )}
         <button type="button" onClick={() => sceneRef.current?.fit()}>
           Fit view
         </button>
@@ -191,9 +258,13 @@ export function Viewer3dTab({ inspection }: TabProps) {
           className="viewer-3d-canvas"
           tabIndex={0}
           aria-label="Point cloud in 3D"
-          data-points-loaded={pointCount}
+          data-points-loaded={data.cloud?.count ?? 0}
+          data-faces-loaded={data.mesh?.faceCount ?? 0}
+          data-show={data.cloud && data.mesh ? show : data.mesh ? 'mesh' : 'cloud'}
+          data-snap={snapped}
           data-markers={data.annotations.length}
           onPointerDown={onPointerDown}
+          onPointerMove={onPointerMove}
           onPointerUp={onPointerUp}
         />
         {markers.map((m) => (
@@ -210,10 +281,15 @@ export function Viewer3dTab({ inspection }: TabProps) {
           </button>
         ))}
       </div>
+      {data.meshProblem && (
+        <p className="form-errors" role="alert">
+          The mesh is not shown: {data.meshProblem}
+        </p>
+      )}
       {mode !== 'view' && (
         <div className="measure-panel card" aria-live="polite">
           <p>
-            {mode === 'Point' ? 'Click a point of the cloud.' : `Click points of the cloud (${draft.length} picked).`} {geometry && <strong>{describe(geometry)}</strong>}
+            {mode === 'Point' ? 'Click a point of the surface.' : `Click points of the surface (${draft.length} picked).`} {SNAP_WORDS[snapped]} {geometry && <strong>{describe(geometry)}</strong>}
           </p>
           <div className="actions">
             <label>
@@ -240,6 +316,8 @@ export function Viewer3dTab({ inspection }: TabProps) {
     </div>
   );
 }
+
+const SNAP_WORDS = { mesh: 'Snapped to the mesh.', cloud: 'Snapped to a cloud point.', none: 'Nothing under the pointer.' } as const;
 
 /** "1 camera", "12 cameras", "1,024 points". */
 function counted(n: number, noun: string): string {

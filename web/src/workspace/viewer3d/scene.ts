@@ -1,13 +1,16 @@
-// The 3D scene of an inspection (three.js): the point cloud with its colours, the calibrated
-// cameras as small pyramids oriented by their rotation, picking points on the cloud, and a
+// The 3D scene of an inspection (three.js): the point cloud with its colours, the mesh with its
+// vertex colours (shown with the cloud, alone, or both), the calibrated cameras as small pyramids
+// oriented by their rotation, snapping the pointer to the surface for measurements, and a
 // projection of 3D positions to the screen (for the DOM markers of annotations). Everything is in
 // the output coordinate system (metres, x east, y north, z up) minus `centre`, so float32 keeps
 // millimetres. Loaded on demand with the 3D tab only.
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
-import type { PlyCloud } from '../../lib/ply';
+import type { PlyCloud, PlyMesh } from '../../lib/ply';
+import { PICK_MAX_POINTS, snapToSurface, type Snap } from './snap';
 
 export type Vec3 = [number, number, number];
+export type Show = 'cloud' | 'mesh' | 'both';
 
 export interface SceneCamera {
   /** Absolute position in the output coordinate system. */
@@ -23,14 +26,22 @@ export class InspectionScene {
   readonly camera: THREE.PerspectiveCamera;
   readonly controls: OrbitControls;
   private points: THREE.Points | undefined;
+  /** What pointer snapping searches: the cloud, thinned to PICK_MAX_POINTS (never drawn). */
+  private pickPoints: THREE.Points | undefined;
+  private mesh: THREE.Mesh | undefined;
   private readonly overlay = new THREE.Group();
   private readonly measureGroup = new THREE.Group();
+  private readonly snapMarker: THREE.Sprite;
   private frame = 0;
+  private frames = 0;
   private radius = 10;
-  centre: Vec3 = [0, 0, 0];
   onRender: (() => void) | undefined;
 
-  constructor(readonly canvas: HTMLCanvasElement) {
+  /** `centre`: the absolute position the scene's origin stands for (the cloud's or the mesh's middle). */
+  constructor(
+    readonly canvas: HTMLCanvasElement,
+    readonly centre: Vec3,
+  ) {
     // preserveDrawingBuffer: the canvas can be read back (tests check that points were drawn).
     this.renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
     this.renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
@@ -41,21 +52,52 @@ export class InspectionScene {
     this.controls.enableDamping = true;
     this.controls.listenToKeyEvents(canvas);
     this.controls.addEventListener('change', () => this.requestRender());
-    this.scene.add(this.overlay, this.measureGroup);
+    // Lights only shade a mesh without colours; the coloured one is drawn as photographed.
+    this.scene.add(new THREE.HemisphereLight(0xffffff, 0x444444, 2.5));
+    this.snapMarker = snapSprite();
+    this.scene.add(this.overlay, this.measureGroup, this.snapMarker);
     this.resize();
   }
 
   setCloud(cloud: PlyCloud): void {
-    this.centre = cloud.centre;
     const geometry = new THREE.BufferGeometry();
     geometry.setAttribute('position', new THREE.BufferAttribute(cloud.positions, 3));
-    if (cloud.colors) geometry.setAttribute('color', new THREE.BufferAttribute(cloud.colors, 3));
+    if (cloud.colors) geometry.setAttribute('color', new THREE.BufferAttribute(cloud.colors, 3, true));
     geometry.computeBoundingSphere();
     this.radius = robustRadius(cloud.positions);
-    const material = new THREE.PointsMaterial({ size: 3, sizeAttenuation: false, vertexColors: !!cloud.colors, color: cloud.colors ? 0xffffff : 0xcfd8e3 });
+    const material = new THREE.PointsMaterial({ size: pointSize(cloud.count), sizeAttenuation: false, vertexColors: !!cloud.colors, color: cloud.colors ? 0xffffff : 0xcfd8e3 });
     this.points = new THREE.Points(geometry, material);
+    this.points.position.copy(this.local(cloud.centre));
     this.scene.add(this.points);
+    this.pickPoints = thinned(this.points, PICK_MAX_POINTS);
     this.fit();
+  }
+
+  /** The mesh; `offset`: what its file's coordinates are relative to (offset_3d_xyz). */
+  setMesh(mesh: PlyMesh, offset: Vec3): void {
+    const geometry = new THREE.BufferGeometry();
+    geometry.setAttribute('position', new THREE.BufferAttribute(mesh.positions, 3));
+    if (mesh.colors) geometry.setAttribute('color', new THREE.BufferAttribute(mesh.colors, 3, true));
+    geometry.setIndex(new THREE.BufferAttribute(mesh.indices, 1));
+    geometry.computeBoundingSphere();
+    const options = { vertexColors: !!mesh.colors, side: THREE.DoubleSide, polygonOffset: true, polygonOffsetFactor: 1, polygonOffsetUnits: 1 };
+    // Behind the points by a hair (polygon offset): with both shown, the cloud is not hidden in its own surface.
+    const material = mesh.colors ? new THREE.MeshBasicMaterial(options) : new THREE.MeshLambertMaterial({ ...options, color: 0xb8c2cc });
+    if (!mesh.colors) geometry.computeVertexNormals();
+    this.mesh = new THREE.Mesh(geometry, material);
+    this.mesh.position.copy(this.local([offset[0] + mesh.centre[0], offset[1] + mesh.centre[1], offset[2] + mesh.centre[2]]));
+    this.scene.add(this.mesh);
+    if (!this.points) {
+      this.radius = robustRadius(mesh.positions);
+      this.fit();
+    }
+    this.requestRender();
+  }
+
+  show(what: Show): void {
+    if (this.points) this.points.visible = what !== 'mesh' || !this.mesh;
+    if (this.mesh) this.mesh.visible = what !== 'cloud' || !this.points;
+    this.requestRender();
   }
 
   /** Local (scene) coordinates of an absolute position. */
@@ -109,18 +151,29 @@ export class InspectionScene {
     this.requestRender();
   }
 
-  /** The cloud point under a pointer (client coordinates), absolute; null when none is near. */
-  pick(clientX: number, clientY: number): Vec3 | null {
-    if (!this.points) return null;
+  /**
+   * The surface point under a pointer (client coordinates), absolute: on the mesh when it is shown
+   * and under the pointer, else the cloud's point nearest the camera within a few pixels; null
+   * when neither is there. The snap marker moves to it.
+   */
+  snap(clientX: number, clientY: number): (Snap & { point: Vec3 }) | null {
     const box = this.canvas.getBoundingClientRect();
-    const ndc = new THREE.Vector2(((clientX - box.left) / box.width) * 2 - 1, -((clientY - box.top) / box.height) * 2 + 1);
-    const raycaster = new THREE.Raycaster();
-    raycaster.params.Points = { threshold: this.radius * 0.01 };
-    raycaster.setFromCamera(ndc, this.camera);
-    const hit = raycaster.intersectObject(this.points)[0];
-    if (!hit || hit.index === undefined) return null;
-    const attribute = this.points.geometry.getAttribute('position');
-    return this.absolute(new THREE.Vector3(attribute.getX(hit.index), attribute.getY(hit.index), attribute.getZ(hit.index)));
+    const found = snapToSurface({
+      camera: this.camera,
+      pointer: new THREE.Vector2(clientX - box.left, clientY - box.top),
+      viewport: { width: box.width, height: box.height },
+      mesh: this.mesh?.visible ? this.mesh : undefined,
+      points: this.points?.visible ? this.pickPoints : undefined,
+    });
+    this.showSnap(found?.local ?? null);
+    return found ? { ...found, point: this.absolute(found.local) } : null;
+  }
+
+  /** The snap marker at a local position, or hidden. */
+  showSnap(local: THREE.Vector3 | null): void {
+    this.snapMarker.visible = !!local;
+    if (local) this.snapMarker.position.copy(local);
+    this.requestRender();
   }
 
   /** Screen position (CSS pixels in the canvas) of an absolute point; null behind the camera. */
@@ -131,6 +184,7 @@ export class InspectionScene {
     return { x: ((v.x + 1) / 2) * box.width, y: ((1 - v.y) / 2) * box.height };
   }
 
+  /** Looks at the model's middle from the south-east, above, far enough to see 90 % of it. */
   fit(): void {
     const distance = this.radius * 1.6;
     this.controls.target.set(0, 0, 0);
@@ -158,6 +212,8 @@ export class InspectionScene {
       // Damping keeps moving for a few frames after the pointer stops.
       if (this.controls.update()) this.requestRender();
       this.renderer.render(this.scene, this.camera);
+      // Frames drawn so far: what a frame rate is counted from (the screenshot script does).
+      this.canvas.dataset.frames = String(++this.frames);
       this.onRender?.();
     });
   }
@@ -165,6 +221,8 @@ export class InspectionScene {
   dispose(): void {
     cancelAnimationFrame(this.frame);
     this.controls.dispose();
+    this.snapMarker.material.map?.dispose();
+    this.pickPoints?.geometry.dispose();
     this.scene.traverse((object) => {
       const o = object as THREE.Mesh;
       o.geometry?.dispose();
@@ -174,6 +232,53 @@ export class InspectionScene {
     });
     this.renderer.dispose();
   }
+}
+
+/**
+ * Pixels per point (of the drawing buffer): 3 keeps a sparse model's few thousand points visible;
+ * a dense cloud of millions at 3 px is a blur of overlapping squares, 1-2 px keeps its detail.
+ */
+function pointSize(count: number): number {
+  return count < 100_000 ? 3 : count < 1_000_000 ? 2 : 1.5;
+}
+
+/** Every k-th point of a cloud, at most `max`, sharing its placement: what snapping searches. */
+function thinned(points: THREE.Points, max: number): THREE.Points {
+  const source = points.geometry.getAttribute('position') as THREE.BufferAttribute;
+  const step = Math.max(1, Math.ceil(source.count / max));
+  if (step === 1) return points;
+  const positions = new Float32Array(Math.ceil(source.count / step) * 3);
+  for (let i = 0, j = 0; i < source.count; i += step, j += 3) positions.set(source.array.subarray(3 * i, 3 * i + 3) as Float32Array, j);
+  const geometry = new THREE.BufferGeometry();
+  geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+  geometry.computeBoundingSphere();
+  const pick = new THREE.Points(geometry);
+  pick.position.copy(points.position);
+  pick.updateMatrixWorld();
+  return pick;
+}
+
+/** A ring that marks where a click would measure: drawn over everything, a fixed size on screen. */
+function snapSprite(): THREE.Sprite {
+  const size = 64;
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = size;
+  const context = canvas.getContext('2d')!;
+  context.lineWidth = 6;
+  context.strokeStyle = '#101418';
+  context.beginPath();
+  context.arc(size / 2, size / 2, size / 2 - 8, 0, Math.PI * 2);
+  context.stroke();
+  context.lineWidth = 3;
+  context.strokeStyle = '#7CFF6B';
+  context.stroke();
+  context.fillStyle = '#7CFF6B';
+  context.fillRect(size / 2 - 2, size / 2 - 2, 4, 4);
+  const sprite = new THREE.Sprite(new THREE.SpriteMaterial({ map: new THREE.CanvasTexture(canvas), depthTest: false, sizeAttenuation: false }));
+  sprite.scale.set(0.05, 0.05, 1);
+  sprite.renderOrder = 10;
+  sprite.visible = false;
+  return sprite;
 }
 
 /**
