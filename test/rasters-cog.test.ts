@@ -138,6 +138,23 @@ describe('writeCog', () => {
     assert.ok(described.bounds.sw[1] > -0.18 && described.bounds.ne[1] < -0.17, JSON.stringify(described.bounds));
   });
 
+  it('by default tiles by 256 and has overviews whenever the raster is larger than a tile (brighton\'s DSM of ~500 cells had none at 512)', async (t) => {
+    if (!gdal(t)) return;
+    const crs = outputSystem(null);
+    const frame = { offsetOutput: [699000, 5634000, 50] as [number, number, number], swapped: false };
+    const sizes: Record<string, number[][]> = {};
+    for (const [name, width, height] of [['larger', 500, 300], ['one-tile', 250, 200]] as const) {
+      const file = path.join(dir, `${name}.tif`);
+      const { raster, georef } = gridToOutput(heightGrid(width, height, 0.25, 0, 0), frame, crs);
+      await writeCog(file, raster, georef);
+      const band = (await gdalInfo(file)).bands[0];
+      assert.deepEqual(band.block, [256, 256]);
+      sizes[name] = (band.overviews ?? []).map((o) => o.size);
+    }
+    assert.deepEqual(sizes.larger, [[250, 150]], 'halved until one tile holds it');
+    assert.deepEqual(sizes['one-tile'], [], 'a raster within one tile needs none');
+  });
+
   it('keeps easting as x for a northing-first system (EPSG:2193), the offset swapped back', async (t) => {
     if (!gdal(t)) return;
     const crs = outputSystem(NZTM_WKT2);

@@ -245,21 +245,25 @@ describe('orthomosaic of a synthetic scene', () => {
 });
 
 describe('orthomosaic as ortho_rgb and ortho_thumb', () => {
-  it('is written as an RGBA COG (band 4 alpha, overviews) on the DSM cells, and a PNG thumbnail with its transparency', async (t) => {
+  it('is written as an RGBA COG (band 4 alpha, 256 tiles, overviews) on its grid of half the DSM\'s cells, and a PNG thumbnail with its transparency', async (t) => {
     if (!requireTool(t, '/usr/bin/gdalinfo', 'gdal-bin')) return;
-    const ortho = await orthomosaic(dsm, withDepth, {});
+    const ortho = await orthomosaic(dsm, withDepth, { subdivision: 2 });
     const crs = resolveOutputCrs({ requested: null, positions: [{ latitude: 50.82, longitude: -0.17 }] });
     assert.ok(crs.ok);
     const frame = { offsetOutput: [699000, 5633000, 10] as const, swapped: false };
     const files = { cog: path.join(dir, 'ortho_rgb.tif'), thumbnail: path.join(dir, 'ortho_thumb.png') };
-    const written = await writeOrthomosaic(ortho, dsm, frame, crs.crs, files, { blockSize: 64 });
+    const written = await writeOrthomosaic(ortho, frame, crs.crs, files);
 
     const info = JSON.parse(execFileSync('/usr/bin/gdalinfo', ['-json', files.cog], { encoding: 'utf8' }));
-    assert.deepEqual(info.size, [dsm.width, dsm.height]);
+    assert.deepEqual(info.size, [2 * dsm.width, 2 * dsm.height]);
     assert.equal(info.metadata?.IMAGE_STRUCTURE?.LAYOUT, 'COG');
     assert.deepEqual(info.bands.map((b: any) => [b.type, b.colorInterpretation]), [['Byte', 'Red'], ['Byte', 'Green'], ['Byte', 'Blue'], ['Byte', 'Alpha']]);
-    assert.ok(info.bands[0].overviews?.length >= 1, 'overviews');
-    assert.deepEqual(info.geoTransform, [dsm.originEast + 699000, dsm.cellSize, 0, dsm.originNorth + 5633000, 0, -dsm.cellSize]);
+    assert.deepEqual(info.bands[0].block, [256, 256]);
+    const halvings: number[][] = [];
+    for (let factor = 2; Math.max(2 * dsm.width, 2 * dsm.height) / factor > 128; factor *= 2) halvings.push([Math.ceil((2 * dsm.width) / factor), Math.ceil((2 * dsm.height) / factor)]);
+    assert.ok(halvings.length >= 2);
+    assert.deepEqual(info.bands[0].overviews?.map((o: any) => o.size), halvings, 'overviews until one tile holds it');
+    assert.deepEqual(info.geoTransform, [dsm.originEast + 699000, dsm.cellSize / 2, 0, dsm.originNorth + 5633000, 0, -dsm.cellSize / 2]);
 
     // A roof cell, a nodata cell and a cell beyond the photos, read back through GDAL.
     const pixel = (e: number, n: number) => execFileSync('/usr/bin/gdallocationinfo', ['-valonly', '-geoloc', files.cog, String(e + 699000), String(n + 5633000)], { encoding: 'utf8' }).trim().split('\n').map(Number);

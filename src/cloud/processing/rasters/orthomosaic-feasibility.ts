@@ -49,7 +49,7 @@ function median(values: number[]): number {
 }
 
 /** The q-quantile of the finite values (NaN is nodata; at most ~100,000 of them read, evenly spaced), or null without any. */
-function percentile(values: Float32Array, q: number): number | null {
+export function percentile(values: Float32Array, q: number): number | null {
   const stride = Math.max(1, Math.ceil(values.length / 100_000));
   const finite = values.filter((v, i) => i % stride === 0 && Number.isFinite(v)).sort();
   return finite.length ? finite[Math.min(finite.length - 1, Math.floor(q * finite.length))] : null;

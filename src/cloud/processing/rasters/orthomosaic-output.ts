@@ -1,22 +1,20 @@
 // The orthomosaic as the project's outputs: `ortho_rgb`, an RGBA Cloud-Optimized GeoTIFF laid on
-// the DSM's cells (the alpha band marks cells without a colour; overviews averaged alpha-aware by
-// GDAL, cog-writer.ts), and `ortho_thumb`, a PNG of at most 512 pixels read from the COG's
-// overviews (transparent where the orthomosaic is). The map layer's bounds and zooms are then
+// its own grid (the DSM's extent, the DSM's cells cut by the subdivision: orthomosaic-grid.ts;
+// the alpha band marks cells without a colour; overviews averaged alpha-aware by GDAL,
+// cog-writer.ts), and `ortho_thumb`, a PNG of at most 512 pixels read from the COG's overviews
+// (transparent where the orthomosaic is). The map layer's bounds and zooms are then
 // read from the COG's own header as for any engine's raster (map-layers.ts).
-import type { Grid } from './grid.ts';
 import { thumbnail, writeCog, type CogOptions } from './cog-writer.ts';
 import { gridGeoreference, type FrameOffset, type OutputSystem } from './output-raster.ts';
 import type { Orthomosaic } from './orthomosaic.ts';
 
 export async function writeOrthomosaic(
   ortho: Orthomosaic,
-  dsm: Grid,
   frame: FrameOffset,
   crs: OutputSystem,
   files: { cog: string; thumbnail: string },
   options: CogOptions = {},
 ): Promise<{ thumbnail: { width: number; height: number } }> {
-  if (ortho.width !== dsm.width || ortho.height !== dsm.height) throw new RangeError(`the orthomosaic is ${ortho.width}x${ortho.height}, the DSM ${dsm.width}x${dsm.height}`);
-  await writeCog(files.cog, { width: ortho.width, height: ortho.height, bands: 4, data: ortho.data }, gridGeoreference(dsm, frame, crs), options);
+  await writeCog(files.cog, { width: ortho.width, height: ortho.height, bands: 4, data: ortho.data }, gridGeoreference(ortho.grid, frame, crs), options);
   return { thumbnail: await thumbnail(files.cog, files.thumbnail, { signal: options.signal, binDir: options.binDir, maxSize: 512, format: 'png' }) };
 }

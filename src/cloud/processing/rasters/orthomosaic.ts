@@ -1,6 +1,8 @@
-// A true orthophoto from the DSM and the cameras (issue 28, step 6): every DSM cell is coloured
-// from the cameras that see it, so that buildings stand on their own footprint and nothing hidden
-// behind them is painted with their walls.
+// A true orthophoto from the DSM and the cameras (issue 28, step 6): every cell is coloured from
+// the cameras that see it, so that buildings stand on their own footprint and nothing hidden
+// behind them is painted with their walls. The cells are the DSM's cut into `subdivision` x
+// `subdivision` (orthomosaic-grid.ts: about the photos' GSD, each cell's height read bilinearly
+// from the DSM); occlusion is still tested against the DSM itself.
 //
 // Two passes over the grid, in blocks of rows (north to south), yielding to the event loop
 // between blocks of ~30 ms of CPU each (inBlocks; a 2000x2000-cell orthomosaic from 18 photos of
@@ -23,6 +25,7 @@
 //
 // Cells without a DSM value or seen by no camera are transparent (alpha 0).
 import { cellCentre, type Grid } from './grid.ts';
+import { subdividedSurface } from './orthomosaic-grid.ts';
 import {
   DEFAULT_OCCLUSION_TOLERANCE,
   cameraScore,
@@ -41,24 +44,33 @@ import { labelWindowCounts, labelsNear } from './orthomosaic-seams.ts';
 
 export type { OrthoCamera, OcclusionTolerance } from './orthomosaic-camera.ts';
 export { orthoFeasibility } from './orthomosaic-feasibility.ts';
+export { orthoResolution } from './orthomosaic-grid.ts';
 
 export interface OrthomosaicOptions {
   signal?: AbortSignal;
-  /** Rows done of both passes, out of 2 * dsm.height; called after each block. */
+  /** Ortho cells per DSM cell side (default 1: the DSM's cells); orthoResolution chooses it from the photos' GSD. */
+  subdivision?: number;
+  /** Rows done of both passes, out of 2 * the ortho grid's height; called after each block. */
   onProgress?(done: number, total: number): void;
   occlusion?: Partial<OcclusionTolerance>;
-  /** Half-width of the seam blend, in cells (default 8); 0 cuts the seams sharp. */
+  /**
+   * Half-width of the seam blend, in ortho cells; 0 cuts the seams sharp. Default: 8 DSM cells of
+   * ground, at most 32 ortho cells (the blend's windows read that many rows beyond each block).
+   */
   seamRadius?: number;
   /** Decoded photos kept at once, bytes (default 1 GiB); a block's own photos stay even beyond it. */
   imageCacheBytes?: number;
 }
 
 export interface Orthomosaic {
+  /** The ortho grid: the DSM's extent, cells of dsm.cellSize / subdivision. */
+  grid: Omit<Grid, 'values'>;
+  subdivision: number;
   width: number;
   height: number;
-  /** RGBA by pixel, row-major from the northern row, same cells as the DSM. */
+  /** RGBA by pixel, row-major from the northern row, on `grid`'s cells. */
   data: Uint8Array;
-  /** Share of the DSM's cells with a value that were coloured (0..1). */
+  /** Share of the cells with a height (the DSM's, bilinear) that were coloured (0..1). */
   coverage: number;
   /** Cells whose best camera each camera was (cameras that labelled none are left out). */
   cellsByCamera: { name: string; cells: number }[];
@@ -70,20 +82,21 @@ const BLOCK_MS = 30;
 const TILE_COLUMNS = 128;
 
 export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: OrthomosaicOptions = {}): Promise<Orthomosaic> {
-  const { width, height, values } = dsm;
-  if (values.length !== width * height) throw new Error(`the DSM has ${values.length} values for ${width}x${height} cells`);
+  if (dsm.values.length !== dsm.width * dsm.height) throw new Error(`the DSM has ${dsm.values.length} values for ${dsm.width}x${dsm.height} cells`);
   if (cameras.length > 32767) throw new Error('more than 32767 cameras');
+  const subdivision = options.subdivision ?? 1;
+  options.signal?.throwIfAborted();
+  // The cells coloured: the DSM's, or finer ones with bilinear heights (`fine`); occlusion is
+  // tested against the DSM (`surface`).
+  const fine = subdividedSurface(dsm, subdivision);
+  const { width, height, values } = fine;
   const tolerance: OcclusionTolerance = { ...DEFAULT_OCCLUSION_TOLERANCE, ...options.occlusion };
-  const radius = Math.max(0, Math.round(options.seamRadius ?? 8));
+  const radius = Math.max(0, Math.round(options.seamRadius ?? Math.min(32, 8 * subdivision)));
   const prepared = cameras.map(prepareCamera);
   let top = -Infinity;
+  for (const v of dsm.values) if (v > top) top = v;
   let valued = 0;
-  for (const v of values) {
-    if (v === v) {
-      valued++;
-      if (v > top) top = v;
-    }
-  }
+  for (const v of values) if (v === v) valued++;
   const surface: DsmSurface = { grid: dsm, top };
   const counts: OcclusionCounts = { depthMap: 0, rayMarch: 0 };
 
@@ -97,7 +110,7 @@ export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: Or
     const tiles: { firstColumn: number; endColumn: number; framing: PreparedCamera[] }[] = [];
     for (let firstColumn = 0; firstColumn < width; firstColumn += TILE_COLUMNS) {
       const endColumn = Math.min(width, firstColumn + TILE_COLUMNS);
-      const framing = camerasFraming(prepared, dsm, firstRow, endRow, firstColumn, endColumn);
+      const framing = camerasFraming(prepared, fine, firstRow, endRow, firstColumn, endColumn);
       if (framing.length) tiles.push({ firstColumn, endColumn, framing });
     }
     return (row) => {
@@ -106,7 +119,7 @@ export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: Or
           const i = row * width + col;
           const z = values[i];
           if (z !== z) continue;
-          const [x, y] = cellCentre(dsm, col, row);
+          const [x, y] = cellCentre(fine, col, row);
           let n = 0;
           for (const camera of framing) {
             if (!project(camera, x, y, z, p)) continue;
@@ -150,7 +163,7 @@ export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: Or
         const label = labels[i];
         if (label < 0) continue;
         const local = (row - firstRow) * width + col;
-        const [x, y] = cellCentre(dsm, col, row);
+        const [x, y] = cellCentre(fine, col, row);
         const z = values[i];
         sum.fill(0);
         let weightSum = 0;
@@ -181,6 +194,8 @@ export async function orthomosaic(dsm: Grid, cameras: OrthoCamera[], options: Or
     }
   }
   return {
+    grid: { width, height, originEast: fine.originEast, originNorth: fine.originNorth, cellSize: fine.cellSize },
+    subdivision,
     width,
     height,
     data,

@@ -35,7 +35,7 @@ export function gridToOutput(grid: Grid, frame: FrameOffset, crs: OutputSystem):
 }
 
 /** The georeferencing of any raster laid on the grid (the orthomosaic's too). */
-export function gridGeoreference(grid: Grid, frame: FrameOffset, crs: OutputSystem): RasterGeoreference {
+export function gridGeoreference(grid: Omit<Grid, 'values'>, frame: FrameOffset, crs: OutputSystem): RasterGeoreference {
   const [x, y] = frame.offsetOutput;
   const [offsetEast, offsetNorth] = frame.swapped ? [y, x] : [x, y];
   return { originX: grid.originEast + offsetEast, originY: grid.originNorth + offsetNorth, cellSize: grid.cellSize, wkt: crs.wkt, epsg: crs.horizontal_epsg };
