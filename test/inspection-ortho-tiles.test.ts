@@ -3,7 +3,7 @@
 // real RGBA Cloud-Optimized GeoTIFF made here by gdal_translate (quadrants of known colours over
 // FAKE_RASTER_EXTENT in UTM 15N, a transparent corner), so that every pixel of a served tile can be
 // checked against the colour of the raster at its position (tile pixel -> WGS 84 -> UTM).
-// Then what must not work: no orthomosaic (404 with the cloud's reason), a bad z/x/y (400), another
+// Then what must not work: no orthomosaic (200 `available: false` with the cloud's reason, its tiles 404), a bad z/x/y (400), another
 // organization (404), no credentials (401); a share-token holder reads the tiles; a truncated TIFF
 // and a TIFF claiming 10^9 x 10^9 pixels answer 422, never 500.
 import { after, before, describe, it } from 'node:test';
@@ -131,6 +131,7 @@ describe('inspection: orthomosaic tiles (nodeodm engine, fake node with a COG of
 
   it('GET ortho/: the extent in WGS 84, the zooms, the photos and the tile URL template', async () => {
     const info = await account.client.expect(200, 'GET', `/v1/inspections/${withOrtho.id}/ortho/`);
+    assert.equal(info.available, true);
     const [swLon, swLat] = toUtm.inverse([R.west, R.south]);
     const [neLon, neLat] = toUtm.inverse([R.east, R.north]);
     // The UTM rectangle's corners; its WGS 84 extent is a little larger (the grid is not north-up in WGS 84).
@@ -216,10 +217,11 @@ describe('inspection: orthomosaic tiles (nodeodm engine, fake node with a COG of
     assert.equal(revalidated.body.length, 0);
   });
 
-  it('no orthomosaic: 404 in the CONTRACT\'s format, with the cloud\'s reason when it gave one', async () => {
+  it('no orthomosaic: 200 `available: false` with the cloud\'s reason when it gave one (no failed load for the console), its tiles 404 in the CONTRACT\'s format', async () => {
     const missing = await account.client.request('GET', `/v1/inspections/${withoutOrtho.id}/ortho/`);
-    assert.equal(missing.status, 404);
-    assert.equal(missing.body.code, 'not_found');
+    assert.equal(missing.status, 200);
+    assert.equal(missing.body.available, false);
+    assert.deepEqual(Object.keys(missing.body).sort(), ['available', 'detail', 'reason']);
     assert.ok(typeof missing.body.reason === 'string' && missing.body.reason.length > 0, JSON.stringify(missing.body));
     assert.ok(missing.body.detail.includes(missing.body.reason), missing.body.detail);
     const noTile = await tile(withoutOrtho.id, 18, 1000, 1000);
@@ -228,7 +230,8 @@ describe('inspection: orthomosaic tiles (nodeodm engine, fake node with a COG of
     const asset = await account.client.createAsset({ name: 'New mast', type: 1 });
     const unprocessed = await account.client.createInspection({ asset: asset.id });
     const before = await account.client.request('GET', `/v1/inspections/${unprocessed.id}/ortho/`);
-    assert.equal(before.status, 404);
+    assert.equal(before.status, 200);
+    assert.deepEqual([before.body.available, before.body.reason], [false, null]);
     assert.match(before.body.detail, /not been processed/);
   });
 

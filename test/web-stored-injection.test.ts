@@ -240,7 +240,7 @@ describe('web console: stored names are text', { skip: skipReason() }, () => {
     await page.goto(`${base}/docs`);
     await page.locator('.swagger-ui .info .title').waitFor();
     await assertUntouched(page, watch, 'API docs');
-    assert.deepEqual(unexpected(w.problems), [], 'no errors in the browser console');
+    assert.deepEqual(w.problems, [], 'no errors in the browser console');
   });
 
   for (const viewport of VIEWPORTS) {
@@ -267,16 +267,7 @@ describe('web console: stored names are text', { skip: skipReason() }, () => {
       await showTooltip(page, PHOTO_NAME);
       await w.screenshot('map');
       await assertUntouched(page, watch, `map tab, ${viewport.name}`);
-      assert.deepEqual(unexpected(w.problems), [], 'no errors in the browser console');
+      assert.deepEqual(w.problems, [], 'no errors in the browser console');
     });
   }
 });
-
-/**
- * The browser's problems but the map tab's documented 404 for an inspection without an orthomosaic
- * (GET /v1/inspections/{id}/ortho/ answers 404 with the reason, which the tab shows; Chromium logs
- * every 4xx answer as a console error).
- */
-function unexpected(problems: string[]): string[] {
-  return problems.filter((p) => !/\/v1\/inspections\/\d+\/ortho\/$/.test(p) && !(p.startsWith('console: Failed to load resource') && p.includes('404 (Not Found)')));
-}

@@ -1,8 +1,10 @@
 // GET /v1/inspections/{id}/ortho/ (where the orthomosaic is and how far to zoom) and
 // GET /v1/inspections/{id}/ortho/tiles/{z}/{x}/{y}.png (its Web Mercator tiles), for the console's
 // map and any XYZ map client (not in the spec; issue 28). A route of its own rather than a field of
-// the inspection record: the record is the spec's, and the orthomosaic's 404 with the cloud's reason
-// is what the console shows when there is none. Same authentication as the inspection's other
+// the inspection record: the record is the spec's. An inspection without an orthomosaic answers
+// 200 `{available: false, reason, detail}` (the cloud's reason, which the console shows), not a
+// 404: the console asks for every inspection it opens, and browsers log each 404 as a failed load;
+// the tiles of such an inspection are still 404. Same authentication as the inspection's other
 // reads, share tokens included (auth/share-tokens.ts SHAREABLE_READS).
 import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
@@ -15,7 +17,8 @@ import { MAX_TILE_ZOOM } from './ortho.service.ts';
 const tags = ['results'];
 const LatLon = Type.Tuple([Type.Number(), Type.Number()], { description: '[latitude, longitude]' });
 
-const OrthoRecord = Type.Object({
+const OrthoAvailable = Type.Object({
+  available: Type.Literal(true),
   bounds: Type.Object({ sw: LatLon, ne: LatLon }, { description: 'Extent in WGS 84 (EPSG:4326)' }),
   min_zoom: Type.Integer({ description: 'Web-map zoom at which the whole orthomosaic fits in one 256-pixel tile' }),
   max_zoom: Type.Integer({ description: 'Deepest zoom whose pixels are no finer than the orthomosaic\'s (deeper tiles are magnified)' }),
@@ -25,6 +28,12 @@ const OrthoRecord = Type.Object({
   photos: Type.Union([Type.Integer(), Type.Null()], { description: 'Photos the reconstruction registered' }),
   tile_url: Type.String({ description: 'Tile URL template (XYZ, {z}/{x}/{y}), a path of this service; the same credentials as this call' }),
 });
+const OrthoMissing = Type.Object({
+  available: Type.Literal(false),
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'The cloud\'s reason when it gave one (e.g. the photos look at the horizon), else null' }),
+  detail: Type.String({ description: 'A sentence for people: why this inspection has no orthomosaic' }),
+});
+const OrthoRecord = Type.Union([OrthoAvailable, OrthoMissing], { description: '`available` says which: the orthomosaic on the map, or why there is none' });
 
 // Strings checked by the service: a z, x or y that is no tile address is a 400 naming the field with
 // its range (an integer schema would make it a 404 like an unknown id: http/input-guards.ts).
@@ -44,8 +53,9 @@ export function registerOrthoRoutes(r: HttpServer, deps: InspectionRouteDeps): v
         tags,
         summary: 'The orthomosaic on a web map: extent, zooms and tile URL (web console; not in the spec)',
         description:
-          'Once processing is done, the orthomosaic the cloud made (result_type `ortho`). 404 `not_found` when the inspection has none, with the cloud\'s reason in `reason` when it gave one ' +
-          '(e.g. not requested: `processing_parameters.generate_ortho`; or an engine that makes none).',
+          'Once processing is done, the orthomosaic the cloud made (result_type `ortho`): `available: true` with its extent, zooms and tile URL. ' +
+          'When the inspection has none (not processed yet, not requested: `processing_parameters.generate_ortho`, or an engine or photos that make none), still 200: `available: false` with the cloud\'s reason in `reason` when it gave one and a sentence in `detail`. ' +
+          '404 only for an inspection that is not found.',
         headers: S.AuthHeaders,
         params: S.IdParams,
         response: { 200: OrthoRecord, ...S.errorResponses },

@@ -40,7 +40,15 @@ const DECODERS = 2;
 /** Bumped when tiles of the same file would come out differently (the ETag changes with it). */
 const RENDER_VERSION = 1;
 
+/**
+ * The record: `available: true` with where the orthomosaic is, or `available: false` with why not
+ * (a 200, not a 404: the console asks for every processed inspection, and a documented absence
+ * answered 404 is logged as a failed load by every browser).
+ */
+export type OrthoRecord = OrthoInfo | { available: false; reason: string | null; detail: string };
+
 export interface OrthoInfo {
+  available: true;
   bounds: { sw: [number, number]; ne: [number, number] };
   min_zoom: number;
   max_zoom: number;
@@ -75,9 +83,17 @@ export class OrthoService {
     private readonly logger: Logger,
   ) {}
 
-  async info(auth: AuthContext, inspectionId: number): Promise<OrthoInfo> {
-    const { layer, reconstruction } = await this.orthomosaicOf(auth, inspectionId);
+  async info(auth: AuthContext, inspectionId: number): Promise<OrthoRecord> {
+    let found: Awaited<ReturnType<OrthoService['orthomosaicOf']>>;
+    try {
+      found = await this.orthomosaicOf(auth, inspectionId);
+    } catch (err) {
+      if (err instanceof NoOrthomosaic) return { available: false, reason: err.reason, detail: err.detail };
+      throw err;
+    }
+    const { layer, reconstruction } = found;
     return {
+      available: true,
       bounds: layer.bounds,
       min_zoom: layer.min_zoom,
       max_zoom: layer.max_zoom,

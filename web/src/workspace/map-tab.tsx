@@ -16,14 +16,11 @@ const ASSET_POINT = -1;
 
 type Ortho = { kind: 'ready'; raster: MapRaster } | { kind: 'missing'; reason: string | null };
 
-/** The orthomosaic's record, or why there is none (the API's 404 carries the cloud's reason). */
+/** The orthomosaic's record, or why there is none (`available: false` carries the cloud's reason: a 200, no failed load in the browser's console). */
 async function loadOrtho(id: number): Promise<Ortho> {
   const { data, error, response } = await api.GET('/v1/inspections/{id}/ortho/', { params: { path: { id } } });
-  if (response.status === 404) {
-    const reason = (error as { reason?: unknown } | undefined)?.reason;
-    return { kind: 'missing', reason: typeof reason === 'string' && reason ? reason : null };
-  }
   if (!response.ok || !data) throw problemFrom(response.status, error);
+  if (!data.available) return { kind: 'missing', reason: data.reason || null };
   const resolution = data.resolution_m === null ? '' : data.resolution_m < 1 ? `, ${(data.resolution_m * 100).toFixed(1)} cm/px` : `, ${data.resolution_m.toFixed(2)} m/px`;
   const photos = data.photos === null ? '' : ` from ${data.photos} photo${data.photos === 1 ? '' : 's'}`;
   return { kind: 'ready', raster: { tileUrl: data.tile_url, bounds: { sw: [data.bounds.sw[0], data.bounds.sw[1]], ne: [data.bounds.ne[0], data.bounds.ne[1]] }, minZoom: data.min_zoom, maxZoom: data.max_zoom, label: `Orthomosaic${photos}${resolution}` } };
