@@ -6027,7 +6027,7 @@ export interface paths {
         };
         /**
          * The orthomosaic on a web map: extent, zooms and tile URL (web console; not in the spec)
-         * @description Once processing is done, the orthomosaic the cloud made (result_type `ortho`). 404 `not_found` when the inspection has none, with the cloud's reason in `reason` when it gave one (e.g. not requested: `processing_parameters.generate_ortho`; or an engine that makes none).
+         * @description Once processing is done, the orthomosaic the cloud made (result_type `ortho`): `available: true` with its extent, zooms and tile URL. When the inspection has none (not processed yet, not requested: `processing_parameters.generate_ortho`, or an engine or photos that make none), still 200: `available: false` with the cloud's reason in `reason` when it gave one and a sentence in `detail`. 404 only for an inspection that is not found.
          */
         get: {
             parameters: {
@@ -6047,13 +6047,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description `available` says which: the orthomosaic on the map, or why there is none */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/json": {
+                            /** @enum {boolean} */
+                            available: true;
                             /** @description Extent in WGS 84 (EPSG:4326) */
                             bounds: {
                                 /** @description [latitude, longitude] */
@@ -6081,6 +6083,13 @@ export interface paths {
                             tile_url: string;
                             /** @description Pixels across */
                             width: number | null;
+                        } | {
+                            /** @enum {boolean} */
+                            available: false;
+                            /** @description A sentence for people: why this inspection has no orthomosaic */
+                            detail: string;
+                            /** @description The cloud's reason when it gave one (e.g. the photos look at the horizon), else null */
+                            reason: string | null;
                         };
                     };
                 };
