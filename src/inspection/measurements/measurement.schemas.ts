@@ -36,15 +36,16 @@ export const MeasurementQuantities = Type.Object(
     length_m: Metres('LineString: 3D length, metres; else null'),
     perimeter_m: Metres('Polygon: 3D length of the outer ring, metres; else null'),
     area_m2: Metres('Polygon: 3D area, holes subtracted, square metres; else null'),
-    volume_m3: Metres('Polygon over the point cloud: cubic metres between the polygon\'s plane and the surface above it; null for other geometries, without a point cloud, or with no point over the polygon'),
+    volume_m3: Metres('Polygon: cubic metres between the polygon\'s plane and the surface above it (the DSM\'s when it covers the polygon, else the point cloud\'s); null for other geometries, without either, or with no data over the polygon'),
     volume: Type.Union(
       [
         Type.Object({
           below_m3: Type.Number({ description: 'Cubic metres between the plane and the surface below it' }),
           base: Type.String({ description: 'polygon_plane: the plane of the polygon\'s outer ring' }),
-          cell_size_m: Type.Number({ description: 'Side of the grid cells the surface is averaged over, metres' }),
-          points: Type.Integer({ description: 'Points of the cloud over the polygon\'s bounding box' }),
-          coverage: Type.Number({ description: 'Share (0-1) of the polygon\'s cells that had points; the others were filled from their neighbours' }),
+          surface: Type.Optional(Type.String({ description: 'The surface measured: dsm (the cloud\'s DSM, heights taken vertically) or point_cloud; absent on volumes computed before it was recorded (point_cloud)' })),
+          cell_size_m: Type.Number({ description: 'Side of the grid cells the surface is averaged over, metres (dsm: the DSM\'s cell, or its overview\'s for a large polygon)' }),
+          points: Type.Integer({ description: 'Samples of the surface over the polygon\'s bounding box: points of the cloud, or DSM cells with data' }),
+          coverage: Type.Number({ description: 'Share (0-1) of the polygon\'s cells that had points (or DSM data); the others were filled from their neighbours' }),
         }),
         Type.Null(),
       ],

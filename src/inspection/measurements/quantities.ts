@@ -1,6 +1,6 @@
 // What a measurement measures, computed by the service (issue 12): a LineString's length, a
-// Polygon's perimeter and area and, over the inspection's point cloud, the volume above the
-// polygon's plane (volume.ts). The one implementation of these: the API stores them in the
+// Polygon's perimeter and area and, over the inspection's DSM or point cloud, the volume above the
+// polygon's plane (dsm-volume.ts, volume.ts). The one implementation of these: the API stores them in the
 // measurement's `extension.computed` (measurement.service.ts) and the report prints them from
 // there (reports/report-data.ts). Everything in metres (the output system's unit times its
 // `unit_factor`), rounded to the millimetre.
@@ -17,7 +17,7 @@ export interface MeasurementQuantities {
   perimeter_m: number | null;
   /** Polygon: its 3D area, holes subtracted. */
   area_m2: number | null;
-  /** Polygon over a point cloud: the volume between the polygon's plane and the surface above it. */
+  /** Polygon over the DSM or point cloud: the volume between the polygon's plane and the surface above it. */
   volume_m3: number | null;
   /** How the volume was found; null with the volume. */
   volume: Omit<VolumeAbovePlane, 'above_m3'> | null;
@@ -58,7 +58,7 @@ export function polygonArea(rings: Point[][]): number {
 
 /**
  * The quantities of a validated geometry (geometry.ts). `unitFactor`: metres per unit of the output
- * system; `volume`: volume.ts's result for a Polygon over the point cloud, or null.
+ * system; `volume`: dsm-volume.ts's or volume.ts's result for a Polygon, or null.
  */
 export function measure(geometry: Geometry, unitFactor = 1, volume: VolumeAbovePlane | null = null): MeasurementQuantities {
   const quantities: MeasurementQuantities = { length_m: null, perimeter_m: null, area_m2: null, volume_m3: null, volume: null };

@@ -15,8 +15,11 @@
 // 4. Cells whose centre lies inside the polygon (even-odd, so holes are out) share its exact area;
 //    above = sum of area share x max(0, height), below = the same of max(0, -height).
 // Cost: one pass over the cloud per polygon, plus the grid (at most 512 x 512 cells).
+// The grid steps (inside cells, filling, sums) are surface-grid.ts, shared with the volume over
+// the cloud's DSM (dsm-volume.ts), which the service prefers when there is one (measurement.service.ts).
 import type { PointCloud } from '../../shared/pointcloud/index.ts';
 import { mm, newellNormal, polygonArea } from './quantities.ts';
+import { fillHeights, insideCells, sumInside } from './surface-grid.ts';
 
 type Point = [number, number, number];
 
@@ -31,11 +34,13 @@ export interface VolumeAbovePlane {
   below_m3: number;
   /** The base surface: always the polygon's plane. */
   base: 'polygon_plane';
-  /** Side of a grid cell, metres. */
+  /** The surface measured: the point cloud's points binned here, or the cloud's DSM (dsm-volume.ts). */
+  surface: 'point_cloud' | 'dsm';
+  /** Side of a grid cell, metres (the DSM's cell for `dsm`). */
   cell_size_m: number;
-  /** Points of the cloud over the polygon's bounding box. */
+  /** Samples of the surface over the polygon's bounding box: points of the cloud, or DSM cells with a height. */
   points: number;
-  /** Share (0-1) of the polygon's cells that had points of their own; the rest were filled from neighbours. */
+  /** Share (0-1) of the polygon's cells that had a value of their own (points, or DSM data); the rest were filled from neighbours. */
   coverage: number;
 }
 
@@ -44,20 +49,9 @@ export interface VolumeAbovePlane {
  * null when the polygon is degenerate (no area) or no point of the cloud lies over it.
  */
 export function volumeAbovePlane(cloud: PointCloud, rings: Point[][], unitFactor = 1): VolumeAbovePlane | null {
-  const outer = rings[0];
-  const area = polygonArea(rings);
-  const normal = newellNormal(outer);
-  const length = Math.hypot(...normal);
-  if (!(area > 0) || !(length > 0)) return null;
-  const up = normal[2] < 0 ? -1 : 1;
-  const n: Point = [(up * normal[0]) / length, (up * normal[1]) / length, (up * normal[2]) / length];
-  // u: the x axis (or y, for a plane facing x) made perpendicular to n; v = n x u.
-  const seed: Point = Math.abs(n[0]) < 0.9 ? [1, 0, 0] : [0, 1, 0];
-  const dot = seed[0] * n[0] + seed[1] * n[1] + seed[2] * n[2];
-  const u = normalise([seed[0] - dot * n[0], seed[1] - dot * n[1], seed[2] - dot * n[2]]);
-  const v: Point = [n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2], n[0] * u[1] - n[1] * u[0]];
-  const vertices = outer.slice(0, -1);
-  const origin: Point = [0, 1, 2].map((a) => vertices.reduce((sum, p) => sum + p[a], 0) / vertices.length) as Point;
+  const plane = basePlane(rings);
+  if (!plane) return null;
+  const { area, n, u, v, origin } = plane;
   const toPlane = (x: number, y: number, z: number): Point => {
     const dx = x - origin[0];
     const dy = y - origin[1];
@@ -101,105 +95,35 @@ export function volumeAbovePlane(cloud: PointCloud, rings: Point[][], unitFactor
     count[j * nu + i]++;
   }
   const inside = insideCells(planeRings, minU, minV, cell, nu, nv);
-  const height = fillHeights(sum, count, nu, nv);
-  let cells = 0;
-  let covered = 0;
-  let above = 0;
-  let below = 0;
-  for (let c = 0; c < nu * nv; c++) {
-    if (!inside[c]) continue;
-    cells++;
-    if (count[c] > 0) covered++;
-    const h = height[c];
-    if (Number.isNaN(h)) continue;
-    if (h > 0) above += h;
-    else below -= h;
-  }
+  const height = Float64Array.from(sum, (total, c) => (count[c] > 0 ? total / count[c] : NaN));
+  fillHeights(height, nu, nv);
+  const { cells, covered, above, below } = sumInside(height, inside, (c) => count[c] > 0);
   if (cells === 0 || covered === 0) return null;
   // Each inside cell stands for an equal share of the polygon's exact area.
   const share = (area / cells) * unitFactor * unitFactor * unitFactor;
-  return { above_m3: mm(above * share), below_m3: mm(below * share), base: 'polygon_plane', cell_size_m: mm(cell * unitFactor), points, coverage: Math.round((covered / cells) * 1000) / 1000 };
+  return { above_m3: mm(above * share), below_m3: mm(below * share), base: 'polygon_plane', surface: 'point_cloud', cell_size_m: mm(cell * unitFactor), points, coverage: Math.round((covered / cells) * 1000) / 1000 };
+}
+
+/** The base of step 1: the polygon's area, its plane's upward unit normal n, in-plane axes u and v, and origin; null for a degenerate polygon. */
+export function basePlane(rings: Point[][]): { area: number; n: Point; u: Point; v: Point; origin: Point } | null {
+  const outer = rings[0];
+  const area = polygonArea(rings);
+  const normal = newellNormal(outer);
+  const length = Math.hypot(...normal);
+  if (!(area > 0) || !(length > 0)) return null;
+  const up = normal[2] < 0 ? -1 : 1;
+  const n: Point = [(up * normal[0]) / length, (up * normal[1]) / length, (up * normal[2]) / length];
+  // u: the x axis (or y, for a plane facing x) made perpendicular to n; v = n x u.
+  const seed: Point = Math.abs(n[0]) < 0.9 ? [1, 0, 0] : [0, 1, 0];
+  const dot = seed[0] * n[0] + seed[1] * n[1] + seed[2] * n[2];
+  const u = normalise([seed[0] - dot * n[0], seed[1] - dot * n[1], seed[2] - dot * n[2]]);
+  const v: Point = [n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2], n[0] * u[1] - n[1] * u[0]];
+  const vertices = outer.slice(0, -1);
+  const origin: Point = [0, 1, 2].map((a) => vertices.reduce((sum, p) => sum + p[a], 0) / vertices.length) as Point;
+  return { area, n, u, v, origin };
 }
 
 function normalise(a: Point): Point {
   const l = Math.hypot(a[0], a[1], a[2]);
   return [a[0] / l, a[1] / l, a[2] / l];
-}
-
-/** Cells whose centre is inside the rings (even-odd: holes out), one scanline per row of cells. */
-function insideCells(rings: Point[][], minU: number, minV: number, cell: number, nu: number, nv: number): Uint8Array {
-  const inside = new Uint8Array(nu * nv);
-  for (let j = 0; j < nv; j++) {
-    const vc = minV + (j + 0.5) * cell;
-    const crossings: number[] = [];
-    for (const ring of rings) {
-      for (let k = 0; k < ring.length - 1; k++) {
-        const [au, av] = ring[k];
-        const [bu, bv] = ring[k + 1];
-        if (av <= vc !== bv <= vc) crossings.push(au + ((vc - av) / (bv - av)) * (bu - au));
-      }
-    }
-    crossings.sort((a, b) => a - b);
-    for (let k = 0; k + 1 < crossings.length; k += 2) {
-      const first = Math.max(0, Math.ceil((crossings[k] - minU) / cell - 0.5));
-      const last = Math.min(nu - 1, Math.floor((crossings[k + 1] - minU) / cell - 0.5));
-      for (let i = first; i <= last; i++) inside[j * nu + i] = 1;
-    }
-  }
-  return inside;
-}
-
-/** Mean height per cell; cells without points take their filled neighbours' mean, breadth first (NaN if the grid has no point). */
-function fillHeights(sum: Float64Array, count: Uint32Array, nu: number, nv: number): Float64Array {
-  const height = new Float64Array(nu * nv).fill(NaN);
-  let frontier: number[] = [];
-  for (let c = 0; c < nu * nv; c++) {
-    if (count[c] > 0) {
-      height[c] = sum[c] / count[c];
-      frontier.push(c);
-    }
-  }
-  const queued = new Uint8Array(nu * nv);
-  for (const c of frontier) queued[c] = 1;
-  while (frontier.length > 0) {
-    // The empty neighbours of this ring of filled cells are the next ring.
-    const next: number[] = [];
-    for (const c of frontier) {
-      const i = c % nu;
-      const j = (c - i) / nu;
-      for (let dj = -1; dj <= 1; dj++) {
-        for (let di = -1; di <= 1; di++) {
-          const ni = i + di;
-          const nj = j + dj;
-          if (ni < 0 || nj < 0 || ni >= nu || nj >= nv) continue;
-          const neighbour = nj * nu + ni;
-          if (!queued[neighbour]) {
-            queued[neighbour] = 1;
-            next.push(neighbour);
-          }
-        }
-      }
-    }
-    const values = next.map((c) => {
-      const i = c % nu;
-      const j = (c - i) / nu;
-      let total = 0;
-      let n = 0;
-      for (let dj = -1; dj <= 1; dj++) {
-        for (let di = -1; di <= 1; di++) {
-          const ni = i + di;
-          const nj = j + dj;
-          if (ni < 0 || nj < 0 || ni >= nu || nj >= nv) continue;
-          const h = height[nj * nu + ni];
-          if (Number.isNaN(h)) continue;
-          total += h;
-          n++;
-        }
-      }
-      return n > 0 ? total / n : NaN;
-    });
-    next.forEach((c, k) => (height[c] = values[k]));
-    frontier = next;
-  }
-  return height;
 }

@@ -3,8 +3,8 @@
 // (`dsm`) and DTM (`dtm`), each a Cloud-Optimized GeoTIFF in the shared object store with its extent
 // in WGS 84 and web-map zooms as the cloud's project details describe it (`outputs.map.layers`,
 // cloud processing/map-layers.ts). The orthomosaic is tiled for the console's map (ortho.service.ts);
-// the DSM and DTM keys are kept for the next steps (ground altitude from the DTM, volumes against
-// the DSM). When the cloud did not make the orthomosaic, its reason (the output's `note`) is kept so
+// the DTM gives the ground altitude (pipeline/ground-altitude.ts) and the DSM measurement volumes
+// (measurements/dsm-volume.ts), both read by elevation-raster.ts. When the cloud did not make the orthomosaic, its reason (the output's `note`) is kept so
 // that the console can say why.
 import type { CloudClient, CloudOutput } from '../cloud-client/cloud-client.ts';
 import type { ObjectStore } from '../../infra/storage/object-store.ts';

@@ -4,7 +4,8 @@
 // whole file. The file's first 64 KiB (a COG's header and IFDs: GDAL writes them first) are read
 // once at opening and serve the header's small reads.
 // What the file claims is checked before anything is decoded, because the file comes from a
-// processing node the service does not control: 8-bit unsigned samples only, at most MAX_LEVELS
+// processing node the service does not control: 8-bit unsigned samples only (kind `rgb8`, the
+// orthomosaic) or one 32-bit float band (kind `elevation`, the DSM and DTM: elevation-raster.ts), at most MAX_LEVELS
 // images (full resolution and overviews; masks skipped), a block of at most MAX_BLOCK_BYTES decoded,
 // no single read beyond MAX_READ_BYTES. A file that breaks a rule or that geotiff cannot parse is a
 // RasterRefused (422 with the reason, ortho.service.ts), never a crash.
@@ -51,25 +52,34 @@ export interface StoredCog {
   proj4: string | null;
   /** Full-resolution pixel position (column, row, edges at integers) of model coordinates. */
   toPixel(x: number, y: number): [number, number];
+  /** Model coordinates of a full-resolution pixel position (column, row, edges at integers). */
+  toModel(column: number, row: number): [number, number];
+  /** Full-resolution pixel size, model units, across and down (both positive). */
+  pixelSize: [number, number];
+  /** EPSG code of the raster's (horizontal) system, from its GeoKeys. */
+  epsg: number;
   /** A pixel value meaning "no data" in all bands (GDAL_NODATA), when the file has no alpha. */
   noData: number | null;
 }
 
+/** What the samples must be: `rgb8` 1 to 4 bands of 8-bit unsigned (an orthomosaic), `elevation` one band of 32-bit float (a DSM or DTM). */
+export type CogKind = 'rgb8' | 'elevation';
+
 /** Opens the file (header reads only) and checks what it claims. */
-export async function openStoredCog(store: ObjectStore, bucket: string, key: string): Promise<StoredCog> {
+export async function openStoredCog(store: ObjectStore, bucket: string, key: string, kind: CogKind = 'rgb8'): Promise<StoredCog> {
   const head = await store.headObject(bucket, key);
   if (!head) throw new StorageError('NoSuchKey', `${key} not found`);
   const source = new StoreSource(store, bucket, key, head.size);
   await source.readHeader();
   const { GeoTIFF } = await import('geotiff');
   try {
-    return await parse(await GeoTIFF.fromSource(source as never));
+    return await parse(await GeoTIFF.fromSource(source as never), kind);
   } catch (err) {
     throw refusal(err, 'the TIFF cannot be read');
   }
 }
 
-async function parse(tiff: GeoTIFF): Promise<StoredCog> {
+async function parse(tiff: GeoTIFF, kind: CogKind): Promise<StoredCog> {
   const images: GeoTIFFImage[] = [];
   for (let i = 0; i < MAX_LEVELS + 8 && images.length < MAX_LEVELS; i++) {
     let image: GeoTIFFImage;
@@ -88,7 +98,7 @@ async function parse(tiff: GeoTIFF): Promise<StoredCog> {
   const levels = images.map((image) => levelOf(image, full));
   // Overviews: same bands as the full resolution, coarser and coarser; anything else is left out.
   const usable = levels.filter((l, i) => i === 0 || (l.image.getSamplesPerPixel() === full.getSamplesPerPixel() && l.scaleX > levels[i - 1].scaleX));
-  for (const level of usable) checkLevel(level);
+  for (const level of usable) checkLevel(level, kind);
   const noData = full.getGDALNoData();
   return { levels: usable, ...georef, noData: Number.isFinite(noData) ? noData : null };
 }
@@ -100,21 +110,26 @@ function levelOf(image: GeoTIFFImage, full: GeoTIFFImage): CogLevel {
   return { image, width, height, scaleX: full.getWidth() / width, scaleY: full.getHeight() / height, blockWidth: image.getTileWidth(), blockHeight: image.getTileHeight() };
 }
 
-/** 8-bit unsigned samples, blocks of a bounded size. */
-function checkLevel(level: CogLevel): void {
+/** 8-bit unsigned samples (rgb8) or one 32-bit float band (elevation), blocks of a bounded size. */
+function checkLevel(level: CogLevel, kind: CogKind): void {
   const { image } = level;
   const samples = image.getSamplesPerPixel();
-  if (!(samples >= 1 && samples <= 4)) throw new RasterRefused('raster_unsupported', `${samples} samples per pixel (an orthomosaic has 3 or 4: RGB or RGBA)`);
-  for (let s = 0; s < samples; s++) {
-    if (image.getBitsPerSample(s) !== 8 || image.getSampleFormat(s) !== 1) throw new RasterRefused('raster_unsupported', 'only 8-bit unsigned samples are tiled (the orthomosaic is not an 8-bit RGB(A) image)');
+  if (kind === 'elevation') {
+    // SampleFormat 3: IEEE floating point.
+    if (samples !== 1 || image.getBitsPerSample(0) !== 32 || image.getSampleFormat(0) !== 3) throw new RasterRefused('raster_unsupported', 'an elevation raster is one band of 32-bit floats (this one is not)');
+  } else {
+    if (!(samples >= 1 && samples <= 4)) throw new RasterRefused('raster_unsupported', `${samples} samples per pixel (an orthomosaic has 3 or 4: RGB or RGBA)`);
+    for (let s = 0; s < samples; s++) {
+      if (image.getBitsPerSample(s) !== 8 || image.getSampleFormat(s) !== 1) throw new RasterRefused('raster_unsupported', 'only 8-bit unsigned samples are tiled (the orthomosaic is not an 8-bit RGB(A) image)');
+    }
   }
-  const blockBytes = level.blockWidth * level.blockHeight * samples;
+  const blockBytes = level.blockWidth * level.blockHeight * samples * (kind === 'elevation' ? 4 : 1);
   if (!(blockBytes > 0) || blockBytes > MAX_BLOCK_BYTES) {
     throw new RasterRefused('raster_too_large', `blocks of ${level.blockWidth} x ${level.blockHeight} pixels (at most ${MAX_BLOCK_BYTES / 4 / 1024 / 1024} Mpx per tile or strip; a Cloud-Optimized GeoTIFF has 256 or 512 pixel tiles)`);
   }
 }
 
-function georeferenceOf(full: GeoTIFFImage): Pick<StoredCog, 'proj4' | 'toPixel'> {
+function georeferenceOf(full: GeoTIFFImage): Pick<StoredCog, 'proj4' | 'toPixel' | 'toModel' | 'pixelSize' | 'epsg'> {
   let origin: number[];
   let resolution: number[];
   try {
@@ -137,7 +152,13 @@ function georeferenceOf(full: GeoTIFFImage): Pick<StoredCog, 'proj4' | 'toPixel'
   if (!entry) throw new RasterRefused('raster_unsupported', 'the TIFF\'s coordinate system is not an EPSG system');
   const geographic = entry.kind === 'CRS-GEOGCRS' || entry.kind === 'CRS-GEOG3DCRS';
   if (!geographic && !entry.proj4) throw new RasterRefused('raster_unsupported', `EPSG:${code} has no PROJ definition`);
-  return { proj4: geographic ? null : entry.proj4, toPixel: (x, y) => [(x - ox) / rx, (y - oy) / ry] };
+  return {
+    proj4: geographic ? null : entry.proj4,
+    toPixel: (x, y) => [(x - ox) / rx, (y - oy) / ry],
+    toModel: (column, row) => [ox + column * rx, oy + row * ry],
+    pixelSize: [Math.abs(rx), Math.abs(ry)],
+    epsg: code,
+  };
 }
 
 function refusal(err: unknown, what: string): unknown {

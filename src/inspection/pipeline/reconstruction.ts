@@ -22,7 +22,10 @@ import type { ProjectionDefinition } from '../../shared/geo/projection.ts';
 import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import { LasFormatError, readPointCloudFile } from '../../shared/pointcloud/index.ts';
 import { projectorFrom } from '../../shared/geo/projection.ts';
-import { groundReference, type GroundReference } from './ground-altitude.ts';
+import { dtmGroundReference, groundReference, type GroundReference } from './ground-altitude.ts';
+import { openElevationRaster } from '../ortho/elevation-raster.ts';
+import { RasterRefused } from '../ortho/stored-cog.ts';
+import { StorageError } from '../../infra/storage/object-store.ts';
 import { rasterLayersOf, type RasterLayers } from '../ortho/raster-layers.ts';
 
 /** The output coordinate system as the cloud's outputs describe it (cloud coordinate-systems/crs.ts describeCrs). */
@@ -157,13 +160,31 @@ export class ReconstructionImporter {
     return reconstruction;
   }
 
-  /** The ground height at the asset from the point cloud (ground-altitude.ts); null without a readable one. */
+  /**
+   * The ground height at the asset (ground-altitude.ts): from the DTM when there is one that covers
+   * the asset and can be read, else from the point cloud; null without either.
+   */
   private async groundReferenceOf(inspection: InspectionRow, reconstruction: Reconstruction): Promise<GroundReference | null> {
-    if (!reconstruction.point_cloud) return null;
     const crs = reconstruction.coordinate_system;
+    const unitFactor = crs?.unit_factor ?? 1;
     const asset = await this.db.selectFrom('inspection.assets').select(['latitude', 'longitude']).where('id', '=', inspection.asset_id).executeTakeFirst();
     const project = crs ? projectorFrom(crs) : null;
     const center = project && asset?.latitude != null && asset.longitude != null ? project(Number(asset.latitude), Number(asset.longitude)) : null;
+    const dtm = reconstruction.rasters?.dtm;
+    if (dtm && center) {
+      try {
+        const ground = await dtmGroundReference(await openElevationRaster(this.files.store, dtm, crs), center, unitFactor);
+        if (ground) {
+          this.logger.info({ inspectionId: inspection.id, ground }, 'ground reference altitude');
+          return ground;
+        }
+        this.logger.info({ inspectionId: inspection.id, key: dtm.key }, 'ground_reference_altitude: no DTM height at the asset, the point cloud is used');
+      } catch (err) {
+        if (!(err instanceof RasterRefused || err instanceof StorageError)) throw err;
+        this.logger.warn({ inspectionId: inspection.id, key: dtm.key, err: err.message }, 'ground_reference_altitude: the DTM cannot be used, the point cloud is');
+      }
+    }
+    if (!reconstruction.point_cloud) return null;
     let cloud;
     try {
       cloud = await readPointCloudFile(await readStoredObject(this.files, reconstruction.point_cloud));
@@ -172,7 +193,7 @@ export class ReconstructionImporter {
       this.logger.warn({ inspectionId: inspection.id, err: err.message }, 'ground_reference_altitude not computed: the point cloud cannot be read');
       return null;
     }
-    const ground = groundReference(cloud, center ?? null, crs?.unit_factor ?? 1);
+    const ground = groundReference(cloud, center ?? null, unitFactor);
     this.logger.info({ inspectionId: inspection.id, ground }, 'ground reference altitude');
     return ground;
   }

@@ -14,7 +14,8 @@ const CACHED_CLOUDS = 4;
 export class StoredPointClouds {
   private readonly clouds = new Map<string, Promise<PointCloud>>();
 
-  constructor(private readonly files: FileStore) {}
+  /** `files`: also read by measurement volumes for the DSM, from the same store. */
+  constructor(readonly files: FileStore) {}
 
   /** The inspection's full point cloud and the metres per unit of its system; null when it has none or it cannot be read. */
   async of(inspection: InspectionRow): Promise<{ cloud: PointCloud; unitFactor: number } | null> {

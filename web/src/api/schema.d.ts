@@ -5171,14 +5171,16 @@ export interface paths {
                                             base: string;
                                             /** @description Cubic metres between the plane and the surface below it */
                                             below_m3: number;
-                                            /** @description Side of the grid cells the surface is averaged over, metres */
+                                            /** @description Side of the grid cells the surface is averaged over, metres (dsm: the DSM's cell, or its overview's for a large polygon) */
                                             cell_size_m: number;
-                                            /** @description Share (0-1) of the polygon's cells that had points; the others were filled from their neighbours */
+                                            /** @description Share (0-1) of the polygon's cells that had points (or DSM data); the others were filled from their neighbours */
                                             coverage: number;
-                                            /** @description Points of the cloud over the polygon's bounding box */
+                                            /** @description Samples of the surface over the polygon's bounding box: points of the cloud, or DSM cells with data */
                                             points: number;
+                                            /** @description The surface measured: dsm (the cloud's DSM, heights taken vertically) or point_cloud; absent on volumes computed before it was recorded (point_cloud) */
+                                            surface?: string;
                                         } | null;
-                                        /** @description Polygon over the point cloud: cubic metres between the polygon's plane and the surface above it; null for other geometries, without a point cloud, or with no point over the polygon */
+                                        /** @description Polygon: cubic metres between the polygon's plane and the surface above it (the DSM's when it covers the polygon, else the point cloud's); null for other geometries, without either, or with no data over the polygon */
                                         volume_m3: number | null;
                                     };
                                 } & {
@@ -5376,14 +5378,16 @@ export interface paths {
                                             base: string;
                                             /** @description Cubic metres between the plane and the surface below it */
                                             below_m3: number;
-                                            /** @description Side of the grid cells the surface is averaged over, metres */
+                                            /** @description Side of the grid cells the surface is averaged over, metres (dsm: the DSM's cell, or its overview's for a large polygon) */
                                             cell_size_m: number;
-                                            /** @description Share (0-1) of the polygon's cells that had points; the others were filled from their neighbours */
+                                            /** @description Share (0-1) of the polygon's cells that had points (or DSM data); the others were filled from their neighbours */
                                             coverage: number;
-                                            /** @description Points of the cloud over the polygon's bounding box */
+                                            /** @description Samples of the surface over the polygon's bounding box: points of the cloud, or DSM cells with data */
                                             points: number;
+                                            /** @description The surface measured: dsm (the cloud's DSM, heights taken vertically) or point_cloud; absent on volumes computed before it was recorded (point_cloud) */
+                                            surface?: string;
                                         } | null;
-                                        /** @description Polygon over the point cloud: cubic metres between the polygon's plane and the surface above it; null for other geometries, without a point cloud, or with no point over the polygon */
+                                        /** @description Polygon: cubic metres between the polygon's plane and the surface above it (the DSM's when it covers the polygon, else the point cloud's); null for other geometries, without either, or with no data over the polygon */
                                         volume_m3: number | null;
                                     };
                                 } & {
@@ -5592,14 +5596,16 @@ export interface paths {
                                         base: string;
                                         /** @description Cubic metres between the plane and the surface below it */
                                         below_m3: number;
-                                        /** @description Side of the grid cells the surface is averaged over, metres */
+                                        /** @description Side of the grid cells the surface is averaged over, metres (dsm: the DSM's cell, or its overview's for a large polygon) */
                                         cell_size_m: number;
-                                        /** @description Share (0-1) of the polygon's cells that had points; the others were filled from their neighbours */
+                                        /** @description Share (0-1) of the polygon's cells that had points (or DSM data); the others were filled from their neighbours */
                                         coverage: number;
-                                        /** @description Points of the cloud over the polygon's bounding box */
+                                        /** @description Samples of the surface over the polygon's bounding box: points of the cloud, or DSM cells with data */
                                         points: number;
+                                        /** @description The surface measured: dsm (the cloud's DSM, heights taken vertically) or point_cloud; absent on volumes computed before it was recorded (point_cloud) */
+                                        surface?: string;
                                     } | null;
-                                    /** @description Polygon over the point cloud: cubic metres between the polygon's plane and the surface above it; null for other geometries, without a point cloud, or with no point over the polygon */
+                                    /** @description Polygon: cubic metres between the polygon's plane and the surface above it (the DSM's when it covers the polygon, else the point cloud's); null for other geometries, without either, or with no data over the polygon */
                                     volume_m3: number | null;
                                 };
                             } & {
@@ -5905,14 +5911,16 @@ export interface paths {
                                         base: string;
                                         /** @description Cubic metres between the plane and the surface below it */
                                         below_m3: number;
-                                        /** @description Side of the grid cells the surface is averaged over, metres */
+                                        /** @description Side of the grid cells the surface is averaged over, metres (dsm: the DSM's cell, or its overview's for a large polygon) */
                                         cell_size_m: number;
-                                        /** @description Share (0-1) of the polygon's cells that had points; the others were filled from their neighbours */
+                                        /** @description Share (0-1) of the polygon's cells that had points (or DSM data); the others were filled from their neighbours */
                                         coverage: number;
-                                        /** @description Points of the cloud over the polygon's bounding box */
+                                        /** @description Samples of the surface over the polygon's bounding box: points of the cloud, or DSM cells with data */
                                         points: number;
+                                        /** @description The surface measured: dsm (the cloud's DSM, heights taken vertically) or point_cloud; absent on volumes computed before it was recorded (point_cloud) */
+                                        surface?: string;
                                     } | null;
-                                    /** @description Polygon over the point cloud: cubic metres between the polygon's plane and the surface above it; null for other geometries, without a point cloud, or with no point over the polygon */
+                                    /** @description Polygon: cubic metres between the polygon's plane and the surface above it (the DSM's when it covers the polygon, else the point cloud's); null for other geometries, without either, or with no data over the polygon */
                                     volume_m3: number | null;
                                 };
                             } & {
