@@ -34,8 +34,8 @@ export function percentile(values: ArrayLike<number>, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
-/** A uniform grid over points (numeric cell keys), for nearest-point queries. */
-class PointGrid {
+/** A uniform grid over points (numeric cell keys), for nearest-point queries (also photogrammetry-shape.ts). */
+export class PointGrid {
   private readonly min: [number, number, number];
   private readonly size: [number, number, number];
   private readonly cells = new Map<number, [number, number]>();

@@ -32,7 +32,8 @@
 // altitudes): our EGM96 heights are turned back by adding the EGM96 undulation. Since the dense
 // stages (issue 28) that cloud is the fused dense one, and the service side also gives the figures
 // of bench/photogrammetry-reference.ts (90th percentile, the median vertical offset, completeness,
-// density, the DSM against the reference gridded at its cells) with brighton's targets beside them,
+// density, the DSM against the reference gridded at its cells, and the residual's shape:
+// bench/photogrammetry-shape.ts) with brighton's targets beside them,
 // the quality report's seconds per stage, the CPU seconds of the process and its children, and the
 // peak RSS of the process tree (this process, its worker threads, COLMAP and gdal, sampled each
 // second). --keep <dir> writes every output of the last round there (point cloud, DSM, DTM,
@@ -61,6 +62,7 @@ import { meanReprojectionError } from '../src/cloud/processing/colmap/model-stra
 import { median } from '../src/shared/median.ts';
 import { readLas, readPointCloudFile, type PointCloud } from '../src/shared/pointcloud/index.ts';
 import { BRIGHTON_TARGETS, cloudFigures, cpuSeconds, dsmFigures, treeMemorySampler } from './photogrammetry-reference.ts';
+import { shapeFigures } from './photogrammetry-shape.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SHARED = path.resolve(ROOT, '..', 'shared', 'datasets');
@@ -287,6 +289,7 @@ async function compare(dataset: Dataset, las: PointCloud & { header: { horizonta
   return [
     `reference: ${reference.count} points (OpenDroneMap, EPSG:32615, heights as GPS altitudes); ours: ${ours.count} points (EPSG:${epsg}, EGM96 heights turned back to GPS altitudes)`,
     ...cloudFigures(ours, reference),
+    ...shapeFigures(ours, reference),
     ...(dsm ? await dsmFigures(dsm, reference, 32615) : ['no dsm output to compare']),
     `georeferencing residuals to GPS: ${JSON.stringify(report.georeferencing?.residuals_m)}`,
   ];
