@@ -169,9 +169,12 @@ describe('inspection: ground altitude from the DTM, volumes over the DSM', { ski
         { properties: { name: 'Box' }, geometry: { type: 'Polygon', coordinates: square(0, 0, 10, 10) } },
         // Reaching past the DSM's east edge (30 m from the asset), drawn on the cloud's ground: the cloud's 1 m box.
         { properties: { name: 'Over the edge' }, geometry: { type: 'Polygon', coordinates: [[[X0, Y0, 180], [X0 + 40, Y0, 180], [X0 + 40, Y0 + 10, 180], [X0, Y0 + 10, 180], [X0, Y0, 180]]] } },
+        // Over the DSM's nodata patch of ground (1 x 1 m, plus a cell's margin): too little data, the point cloud.
+        { properties: { name: 'Nodata' }, geometry: { type: 'Polygon', coordinates: square(6.9, 0.9, 8.1, 2.1) } },
       ],
     });
-    const [box, edge] = created.annotations.map((m: any) => m.extension.computed);
+    const [box, edge, hole] = created.annotations.map((m: any) => m.extension.computed);
+    assert.equal(hole.volume.surface, 'point_cloud', JSON.stringify(hole));
     // 4 x 5 x 2 = 40 m3: the box's edges fall on cell edges and its top and the ground are planes, so
     // only the float32 heights and the filled nodata patches stand between the sum and 40 (within 0.1 %).
     assert.equal(box.volume.surface, 'dsm', JSON.stringify(box));

@@ -11,8 +11,8 @@
 // the sides only, and the DSM cannot be resampled along a tilted normal without inventing heights.
 // A plane steeper than 60 degrees (a wall: normal z < MIN_NORMAL_Z) has no useful footprint on a
 // DSM: null, and the caller uses the point cloud. So does a polygon not wholly over the raster, or
-// over nodata only. A polygon larger than MAX_WINDOW_CELLS full-resolution cells is measured on the
-// finest overview that holds it (the writer's AVERAGE overviews: the mean height per coarser cell),
+// with data in less than MIN_COVERAGE of its cells. A polygon larger than MAX_WINDOW_CELLS
+// full-resolution cells is measured on the finest overview that holds it (the writer's AVERAGE overviews: the mean height per coarser cell),
 // and cell_size_m says so.
 import type { ElevationRaster } from '../ortho/elevation-raster.ts';
 import { readElevationWindow } from '../ortho/elevation-raster.ts';
@@ -22,6 +22,8 @@ import { fillHeights, insideCells, sumInside } from './surface-grid.ts';
 
 type Point = [number, number, number];
 
+/** Share of the polygon's cells that must have DSM data; below it the heights would be mostly filled in (lund's DSM: 133 cells with data in a 20 x 20 m square) and the point cloud is used. */
+export const MIN_COVERAGE = 0.5;
 /** A base steeper than 60 degrees is measured on the point cloud. */
 export const MIN_NORMAL_Z = 0.5;
 
@@ -60,7 +62,7 @@ export async function volumeOverDsm(dsm: ElevationRaster, rings: Point[][], unit
   const had = Uint8Array.from(height, (h) => (Number.isNaN(h) ? 0 : 1));
   fillHeights(height, nu, nv);
   const { cells, covered, above, below } = sumInside(height, inside, (c) => had[c] === 1);
-  if (cells === 0 || covered === 0) return null;
+  if (cells === 0 || covered < MIN_COVERAGE * cells) return null;
   const share = ((area * n[2]) / cells) * unitFactor * unitFactor * unitFactor;
   const cell = Math.sqrt(window.cellSize[0] * window.cellSize[1]);
   return { above_m3: mm(above * share), below_m3: mm(below * share), base: 'polygon_plane', surface: 'dsm', cell_size_m: mm(cell * unitFactor), points: samples, coverage: Math.round((covered / cells) * 1000) / 1000 };

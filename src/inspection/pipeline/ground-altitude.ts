@@ -7,7 +7,7 @@
 // of filter residue or edge artefacts; 5 m keeps it local (on a 10 % slope the disc's heights span
 // +-0.5 m and their median is the centre's). A DTM coarser than the disc (no cell centre within it)
 // gives its bilinear height at the asset. No DTM, no asset position, the asset outside the DTM, a
-// disc of nodata or a DTM the reader refuses: the point cloud, as below.
+// disc less than MIN_DTM_SHARE with data, or a DTM the reader refuses: the point cloud, as below.
 // From the reconstruction's point cloud otherwise (issue 12). Points within a horizontal
 // radius of the asset's position (output system, as clipping measures it) are gathered, starting
 // at 20 m and widening to 50 m and 100 m until at least MIN_POINTS are found; the ground is their
@@ -25,6 +25,8 @@ export const GROUND_PERCENTILE = 5;
 export const MIN_POINTS = 20;
 /** Radius of the disc of DTM cells around the asset, metres. */
 export const DTM_RADIUS_M = 5;
+/** Share of the disc's cells that must have data; below it the DTM barely saw the ground there (lund: 1 cell in 31 000) and the points decide. */
+export const MIN_DTM_SHARE = 0.25;
 
 export type GroundReference = PointGroundReference | DtmGroundReference;
 
@@ -92,16 +94,19 @@ export async function dtmGroundReference(dtm: ElevationRaster, center: { x: numb
   const reach = [radius / px, radius / py];
   const window = await readElevationWindow(dtm, column - reach[0] - 1, row - reach[1] - 1, column + reach[0] + 1, row + reach[1] + 1);
   const heights: number[] = [];
+  let inDisc = 0;
   if (window?.level === 0) {
     for (let r = 0; r < window.height; r++) {
       for (let c = 0; c < window.width; c++) {
-        const h = window.values[r * window.width + c];
-        if (Number.isNaN(h)) continue;
         const [x, y] = dtm.toOutput(window.col0 + c + 0.5, window.row0 + r + 0.5);
-        if (Math.hypot(x - center.x, y - center.y) <= radius) heights.push(h);
+        if (Math.hypot(x - center.x, y - center.y) > radius) continue;
+        inDisc++;
+        const h = window.values[r * window.width + c];
+        if (!Number.isNaN(h)) heights.push(h);
       }
     }
   }
+  if (inDisc > 0 && heights.length < MIN_DTM_SHARE * inDisc) return null;
   const height = heights.length > 0 ? median(heights) : await heightAt(dtm, center.x, center.y);
   if (height === null) return null;
   const resolution = Math.round(Math.sqrt(px * py) * unitFactor * 1000) / 1000;
