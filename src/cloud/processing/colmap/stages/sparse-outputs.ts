@@ -68,7 +68,7 @@ export function sparseOutputsStage(imageMaxPixels: number): Stage<SparseOutputIn
           quaternion: '[w, x, y, z] rotating the camera frame (x right, y down, z along the optical axis) to local East-North-Up at the images\' centre (arbitrary system: to the model\'s axes)',
           rotation_matrix_output_crs: 'row-major 3x3, camera frame -> output coordinate system axes (x, y, z), for rays in the point cloud\'s system',
           pixel: 'u right, v down, (0, 0) the top-left corner of the image as stored',
-          intrinsics: 'pixels; OpenCV distortion k1, k2, p1, p2 (COLMAP SIMPLE_RADIAL: k1 only)',
+          intrinsics: 'pixels; OpenCV distortion k1, k2, p1, p2 (COLMAP RADIAL: k1, k2)',
           position_wgs84_altitude: 'ellipsoidal height (WGS 84), metres',
         },
         pipeline: input.pipeline,
