@@ -13,7 +13,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api, unwrap, type Annotation, type Camera } from '../api/client';
 import { navigate } from '../app/navigation';
 import { Empty, ErrorState, Loading } from '../components/states';
-import { problemFrom, type ApiProblem } from '../lib/api-problem';
+import { ApiProblem } from '../lib/api-problem';
 import { closeRing, describe, type Point3 } from '../lib/measure-geometry';
 import { asPage } from '../lib/paging';
 import { offsetFromComments, type PlyCloud, type PlyMesh } from '../lib/ply';
@@ -92,7 +92,7 @@ export function Viewer3dTab({ inspection }: TabProps) {
         unwrap(api.GET('/v1/inspections/{id}/cameras/', { params: { path: { id: inspection.id } } })),
         unwrap(api.GET('/v1/inspections/{id}/annotations/', { params: { path: { id: inspection.id } } })),
       ]);
-      if (!cloud && !mesh) throw problemFrom(0, `The mesh cannot be shown: ${meshProblem}`);
+      if (!cloud && !mesh) throw new ApiProblem(0, {}, 'unreadable', meshProblem ?? 'The mesh cannot be read.');
       const photoIds = new Map((asPage(cameras).results as Camera[]).map((c) => [c.filename, c.photo_id]));
       const sceneCameras: SceneCamera[] = ((calibrated?.cameras ?? []) as CalibratedCamera[])
         .filter((c) => c.position_output_crs && c.rotation_matrix_output_crs)
@@ -109,7 +109,7 @@ export function Viewer3dTab({ inspection }: TabProps) {
       } satisfies Loaded;
     })().then(
       (loaded) => !cancelled && setData(loaded),
-      (err) => !cancelled && setError(err instanceof Error && 'status' in err ? (err as ApiProblem) : problemFrom(0, err instanceof Error ? err.message : null)),
+      (err) => !cancelled && setError(err instanceof Error && 'status' in err ? (err as ApiProblem) : new ApiProblem(0, {}, 'unreadable', err instanceof Error ? err.message : String(err))),
     );
     return () => {
       cancelled = true;

@@ -1,6 +1,6 @@
 // Loads a PLY output in a Web Worker (ply-worker.ts), one worker per file so that the cloud and
 // the mesh download and decode side by side; the worker ends with its answer.
-import { problemFrom } from '../../lib/api-problem';
+import { ApiProblem, problemFrom } from '../../lib/api-problem';
 import type { PlyCloud, PlyMesh } from '../../lib/ply';
 import type { PlyAnswer, PlyRequest } from './ply-worker';
 
@@ -20,11 +20,16 @@ function run(request: PlyRequest): Promise<PlyCloud | PlyMesh> {
       const answer = event.data;
       if (answer.ok) resolve(answer.result);
       else if (answer.status) reject(problemFrom(answer.status, answer.message));
-      else reject(problemFrom(0, `The ${request.kind === 'mesh' ? 'mesh' : 'point cloud'} cannot be read: ${answer.message}`));
+      else reject(unreadable(request, answer.message));
     };
     worker.onerror = (event) => {
       worker.terminate();
-      reject(problemFrom(0, `The ${request.kind === 'mesh' ? 'mesh' : 'point cloud'} cannot be read: ${event.message}`));
+      reject(unreadable(request, event.message || 'its reader did not start'));
     };
   });
+}
+
+/** Not problemFrom(0, …): that says the server cannot be reached, and this file was reached. */
+function unreadable(request: PlyRequest, message: string): ApiProblem {
+  return new ApiProblem(0, {}, 'unreadable', `The ${request.kind === 'mesh' ? 'mesh' : 'point cloud'} cannot be read: ${message}`);
 }
