@@ -131,6 +131,19 @@ describe('web console journeys', { skip: skipReason() }, () => {
     await image.waitFor();
     await page.waitForFunction(() => (document.querySelector('[data-testid=photo-image]') as HTMLImageElement | null)?.complete === true);
     await w.screenshot('photos');
+    // Each page names itself; the tabs follow the tabs pattern: ArrowRight on the focused tab selects
+    // the next tab (and does not move to the next photo), ArrowLeft comes back
+    assert.equal(await page.title(), 'Photos · Facade survey · Open Inspection');
+    const photoBefore = await image.getAttribute('src');
+    await page.getByRole('tab', { name: 'Photos' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.getByRole('tab', { name: 'Map', selected: true }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'tab-map', 'focus follows the selected tab');
+    await page.keyboard.press('ArrowLeft');
+    await page.getByRole('tab', { name: 'Photos', selected: true }).waitFor();
+    await image.waitFor();
+    assert.equal(await image.getAttribute('src'), photoBefore, 'arrow keys on the tabs do not change the photo');
+    await page.waitForFunction(() => (document.querySelector('[data-testid=photo-image]') as HTMLImageElement | null)?.complete === true);
     await page.getByRole('button', { name: 'Draw annotation' }).click();
     const box = (await image.boundingBox())!;
     const from = { x: 0.2, y: 0.3 };

@@ -7,6 +7,7 @@ import { ErrorState, Loading } from '../components/states';
 import { navigate, useRoute } from './navigation';
 import { routeHref, type Route } from './routes';
 import { useLoad } from './use-load';
+import { usePageTitle } from './page-title';
 import { SignInPage } from '../pages/sign-in';
 import { AssetsPage } from '../pages/assets';
 
@@ -35,7 +36,8 @@ export function App() {
   return (
     <div className="shell">
       <Header session={session} route={route} />
-      <main id="main" className="page">
+      {/* tabIndex -1: the skip link moves focus here (a <main> is not focusable by itself). */}
+      <main id="main" className="page" tabIndex={-1}>
         <Suspense fallback={<Loading />}>
           <Page route={route} />
         </Suspense>
@@ -61,15 +63,20 @@ function Page({ route }: { route: Route }) {
     case 'signin':
       return null;
     case 'not-found':
-      return (
+      return <NotFound path={route.path} />;
+  }
+}
+
+function NotFound({ path }: { path: string }) {
+  usePageTitle('Page not found');
+  return (
         <section>
           <h1>Page not found</h1>
           <p>
-            Nothing lives at <code>{route.path}</code>. <a href="#/assets">Go to the assets</a>.
+            Nothing lives at <code>{path}</code>. <a href="#/assets">Go to the assets</a>.
           </p>
         </section>
-      );
-  }
+  );
 }
 
 function Header({ session, route }: { session: Session; route: Route }) {

@@ -7,10 +7,12 @@ import { useLoad } from '../app/use-load';
 import { Pager } from '../components/pager';
 import { Empty, ErrorState, Loading } from '../components/states';
 import { asPage, pageCount } from '../lib/paging';
+import { usePageTitle } from '../app/page-title';
 
 const PAGE_SIZE = 25;
 
 export function AllowancePage() {
+  usePageTitle('Allowance');
   const [page, setPage] = useState(1);
   const types = useLoad(async () => asPage(await unwrap(api.GET('/v1/allowance/types/'))).results, []);
   const balance = useLoad(async () => asPage(await unwrap(api.GET('/v1/allowance/'))).results, []);

@@ -10,9 +10,11 @@ import { StatusBadge } from '../components/status-badge';
 import { Empty, ErrorState, Loading } from '../components/states';
 import type { ApiProblem } from '../lib/api-problem';
 import { asPage } from '../lib/paging';
+import { usePageTitle } from '../app/page-title';
 
 export function AssetPage({ id }: { id: number }) {
   const asset = useLoad(() => unwrap(api.GET('/v1/assets/{id}/', { params: { path: { id } } })), [id]);
+  usePageTitle((asset.data as Asset | undefined)?.name, 'Asset');
   const inspections = useLoad(async () => asPage(await unwrap(api.GET('/v1/assets/{id}/inspections/', { params: { path: { id } } }))).results, [id]);
   const types = useLoad(async () => asPage(await unwrap(api.GET('/v1/assets/types/'))).results, []);
   const [mode, setMode] = useState<'view' | 'edit' | 'new-inspection'>('view');

@@ -8,11 +8,13 @@ import { useLoad } from '../app/use-load';
 import { Pager } from '../components/pager';
 import { Empty, ErrorState, Loading } from '../components/states';
 import { asPage, pageCount } from '../lib/paging';
+import { usePageTitle } from '../app/page-title';
 
 const PAGE_SIZE = 20;
 const PositionsMap = lazy(() => import('../components/positions-map').then((m) => ({ default: m.PositionsMap })));
 
 export function AssetsPage({ search, page }: { search: string; page: number }) {
+  usePageTitle(search ? `Assets matching “${search}”` : 'Assets');
   const [query, setQuery] = useState(search);
   const [creating, setCreating] = useState(false);
   useEffect(() => setQuery(search), [search]);

@@ -14,6 +14,7 @@ import { retryBlockedReason } from '../lib/retry-rules';
 import { isStable, processingSteps, statusKind, statusName } from '../lib/statuses';
 import { cloudStateWords, formatDuration, remainingSeconds } from '../lib/processing-words';
 import { ProcessingSummaryCard } from '../components/processing-summary';
+import { usePageTitle } from '../app/page-title';
 
 const POLL_MS = 2000;
 
@@ -22,6 +23,7 @@ export function ProcessingPage({ id }: { id: number }) {
   const inspection = useLoad(() => unwrap(api.GET('/v1/inspections/{id}/', { params: { path: { id } } })), [id, tick]);
   const state = useLoad(() => unwrap(api.GET('/v1/inspections/{id}/processing/', { params: { path: { id } } })), [id, tick]);
   const additional = useLoad(() => unwrap(api.GET('/v1/inspections/additional_statuses/')), []);
+  usePageTitle('Processing', inspection.data?.name);
   const [retryProblem, setRetryProblem] = useState<ApiProblem>();
   const [retrying, setRetrying] = useState(false);
   // A retry is a new inspection: asked for in two steps, with what it means (issue 29).

@@ -5,8 +5,10 @@ import { api, unwrap } from '../api/client';
 import { saveSession, type Session } from '../api/session';
 import { Field, FormErrors } from '../components/field';
 import type { ApiProblem } from '../lib/api-problem';
+import { usePageTitle } from '../app/page-title';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
+  usePageTitle('Sign in');
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [problem, setProblem] = useState<ApiProblem>();

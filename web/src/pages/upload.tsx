@@ -14,12 +14,14 @@ import { asPage } from '../lib/paging';
 import { formatBytes, formatDuration, formatSpeed, processingCost } from '../lib/upload-plan';
 import { filesFromDrop, filesFromInput } from '../upload/file-drop';
 import { useUploadSession, type UploadItem, type UploadSession } from '../upload/use-upload-session';
+import { usePageTitle } from '../app/page-title';
 
 /** Statuses in which photos may be uploaded and processing started (spec: 1, 2 or 20). */
 const OPEN_STATUSES = [1, 2, 20];
 
 export function UploadPage({ id }: { id: number }) {
   const inspection = useLoad(() => unwrap(api.GET('/v1/inspections/{id}/', { params: { path: { id } } })), [id]);
+  usePageTitle('Upload photos', inspection.data?.name);
   if (inspection.error) return <ErrorState error={inspection.error} onRetry={inspection.reload} />;
   if (!inspection.data) return <Loading label="Loading the inspection…" />;
   const record = inspection.data;

@@ -81,7 +81,7 @@ export function PhotosTab({ inspection, route }: TabProps) {
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       const target = event.target as HTMLElement;
-      if (target.closest('input, textarea, select, [contenteditable]') || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+      if (target.closest('input, textarea, select, [contenteditable], [role=tablist]') || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
       const step = ['ArrowRight', 'PageDown', 'j'].includes(event.key) ? 1 : ['ArrowLeft', 'PageUp', 'k'].includes(event.key) ? -1 : 0;
       if (step && list.length) {
         const next = list[Math.min(list.length - 1, Math.max(0, index + step))];
@@ -213,7 +213,7 @@ export function PhotosTab({ inspection, route }: TabProps) {
           />
         ) : (
           <>
-            <h3>Annotations ({onPhoto.length})</h3>
+            <h2 className="panel-title">Annotations ({onPhoto.length})</h2>
             {annotations.error && <ErrorState error={annotations.error} onRetry={annotations.reload} />}
             {onPhoto.length === 0 && <p className="hint">None on this photo. Press “Draw annotation” (or D) and drag a rectangle on the photo.</p>}
             <ul className="annotation-list">
