@@ -17,6 +17,8 @@
 // One file past the usual size: the cost, propagation, refinement, pyramid and filter share the
 // per-source geometry (SourceGeometry) and the hot closures over one image's typed arrays; split
 // apart they would pass a dozen arrays and scalars around on the hottest path.
+import { seededRandom } from '../../../shared/seeded-random.ts';
+
 export interface PatchMatchView {
   /** Grey levels in [0, 1], row-major. */
   gray: Float32Array;
@@ -100,18 +102,6 @@ export interface PatchMatchOutput {
   /** nx, ny, nz per pixel, camera frame, facing the camera. */
   normal: Float32Array;
   cost: Float32Array;
-}
-
-/** Mulberry32: small, fast, seeded. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const MAX_COST = 2;
