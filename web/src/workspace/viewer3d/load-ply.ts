@@ -26,6 +26,7 @@ function run(request: PlyRequest): Promise<PlyCloud | PlyMesh> {
       worker.terminate();
       reject(unreadable(request, event.message || 'its reader did not start'));
     };
+    worker.postMessage(request);
   });
 }
 

@@ -45,7 +45,10 @@ export class InspectionScene {
     // preserveDrawingBuffer: the canvas can be read back (tests check that points were drawn).
     this.renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
     this.renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
-    this.scene.background = new THREE.Color(0x1b2430);
+    // The clouds' and meshes' colours are the photos' bytes: drawn as they are, not taken for linear
+    // light and brightened to sRGB (which washed them out); the scene's own colours likewise.
+    this.renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
+    this.scene.background = asIs(0x1b2430);
     this.camera = new THREE.PerspectiveCamera(55, 1, 0.05, 5000);
     this.camera.up.set(0, 0, 1); // z is up in the output system
     this.controls = new OrbitControls(this.camera, canvas);
@@ -82,7 +85,7 @@ export class InspectionScene {
     geometry.computeBoundingSphere();
     const options = { vertexColors: !!mesh.colors, side: THREE.DoubleSide, polygonOffset: true, polygonOffsetFactor: 1, polygonOffsetUnits: 1 };
     // Behind the points by a hair (polygon offset): with both shown, the cloud is not hidden in its own surface.
-    const material = mesh.colors ? new THREE.MeshBasicMaterial(options) : new THREE.MeshLambertMaterial({ ...options, color: 0xb8c2cc });
+    const material = mesh.colors ? new THREE.MeshBasicMaterial(options) : new THREE.MeshLambertMaterial({ ...options, color: asIs(0xb8c2cc) });
     if (!mesh.colors) geometry.computeVertexNormals();
     this.mesh = new THREE.Mesh(geometry, material);
     this.mesh.position.copy(this.local([offset[0] + mesh.centre[0], offset[1] + mesh.centre[1], offset[2] + mesh.centre[2]]));
@@ -111,7 +114,7 @@ export class InspectionScene {
 
   setCameras(cameras: SceneCamera[]): void {
     const size = this.radius * 0.04;
-    const material = new THREE.LineBasicMaterial({ color: 0x53a1ff });
+    const material = new THREE.LineBasicMaterial({ color: asIs(0x53a1ff) });
     for (const cam of cameras) {
       const r = cam.rotation;
       const toWorld = (x: number, y: number, z: number) => new THREE.Vector3(r[0][0] * x + r[0][1] * y + r[0][2] * z, r[1][0] * x + r[1][1] * y + r[1][2] * z, r[2][0] * x + r[2][1] * y + r[2][2] * z);
@@ -127,7 +130,7 @@ export class InspectionScene {
   /** Annotation positions as small spheres (their labels are DOM buttons placed by project()). */
   setMarkers(positions: Vec3[]): void {
     const geometry = new THREE.SphereGeometry(this.radius * 0.012, 12, 8);
-    const material = new THREE.MeshBasicMaterial({ color: 0xffc400 });
+    const material = new THREE.MeshBasicMaterial({ color: asIs(0xffc400) });
     for (const p of positions) {
       const mesh = new THREE.Mesh(geometry, material);
       mesh.position.copy(this.local(p));
@@ -232,6 +235,11 @@ export class InspectionScene {
     });
     this.renderer.dispose();
   }
+}
+
+/** A colour written to the screen as these bytes (the renderer's output is not converted). */
+function asIs(hex: number): THREE.Color {
+  return new THREE.Color().setRGB(((hex >> 16) & 255) / 255, ((hex >> 8) & 255) / 255, (hex & 255) / 255, THREE.LinearSRGBColorSpace);
 }
 
 /**
