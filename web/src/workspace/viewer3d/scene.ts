@@ -189,7 +189,8 @@ export class InspectionScene {
 
   /** Looks at the model's middle from the south-east, above, far enough to see 90 % of it. */
   fit(): void {
-    const distance = this.radius * 1.6;
+    // A portrait view (a phone) is narrower than it is high: back off so the model fits across.
+    const distance = (this.radius * 1.6) / Math.min(1, this.camera.aspect);
     this.controls.target.set(0, 0, 0);
     this.camera.position.set(distance * 0.6, -distance * 0.9, distance * 0.7);
     this.camera.near = Math.max(0.01, this.radius / 1000);
