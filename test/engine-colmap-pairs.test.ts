@@ -170,12 +170,15 @@ describe('pair selection (pure)', () => {
     assert.equal(firstOctave({ width: 5472, height: 3648 }), 0);
   });
 
-  it('every camera group is RADIAL (k1 and k2), seeded with the EXIF focal length and both distortion terms at 0', () => {
+  it('drone-sized photos are RADIAL (k1 and k2), smaller ones SIMPLE_RADIAL, seeded with the EXIF focal length and the distortion at 0', () => {
     const paths = { database: 'd.db', images: 'img', sparse: 'sparse' };
     const args = featureExtractorArgs(paths, { label: '', make: null, model: null, width: 4000, height: 2250, focalPx: 2222.2222, focalSource: '35mm-equivalent', images: [] }, 'list.txt');
     assert.equal(args[args.indexOf('--ImageReader.camera_model') + 1], 'RADIAL');
     assert.equal(args[args.indexOf('--ImageReader.camera_params') + 1], '2222.222,2000,1125,0,0');
-    const unknown = featureExtractorArgs(paths, { label: '', make: null, model: null, width: 640, height: 480, focalPx: null, focalSource: 'none', images: [] }, 'list.txt');
+    const small = featureExtractorArgs(paths, { label: '', make: null, model: null, width: 1024, height: 768, focalPx: 996, focalSource: '35mm-equivalent', images: [] }, 'list.txt');
+    assert.equal(small[small.indexOf('--ImageReader.camera_model') + 1], 'SIMPLE_RADIAL');
+    assert.equal(small[small.indexOf('--ImageReader.camera_params') + 1], '996,512,384,0');
+    const unknown = featureExtractorArgs(paths, { label: '', make: null, model: null, width: 4000, height: 3000, focalPx: null, focalSource: 'none', images: [] }, 'list.txt');
     assert.equal(unknown[unknown.indexOf('--ImageReader.camera_model') + 1], 'RADIAL');
     assert.equal(unknown.includes('--ImageReader.camera_params'), false);
   });

@@ -3,7 +3,8 @@
 //
 // 1. Intrinsics seeded from EXIF, one camera per make / model / image size / focal length:
 //    feature_extractor runs once per group (`--image_list_path`), with `--ImageReader.single_camera 1`,
-//    `--ImageReader.camera_model RADIAL` and `--ImageReader.camera_params f,cx,cy,0,0`, where
+//    `--ImageReader.camera_model RADIAL` and `--ImageReader.camera_params f,cx,cy,0,0` (SIMPLE_RADIAL
+//    and f,cx,cy,0 below SIFT_MAX_IMAGE_SIZE, see below), where
 //    f in pixels = FocalLengthIn35mmFormat / 36 * max(width, height) (the 35 mm frame is 36 mm wide,
 //    as OpenSfM/ODM count it), or FocalLength (mm) * FocalPlaneXResolution (pixels per mm, scaled
 //    to the stored width) when there is no 35 mm equivalent. Without either, COLMAP's own guess
@@ -14,7 +15,10 @@
 //    0.75 m higher 40 m from the centre than at it against OpenDroneMap's reference, 0.216 m median
 //    distance after the vertical offset; with k2, 0.14 m and 0.050 m (the dense cloud held the same
 //    bowl: 0.200 m, 0.046 m with it removed; bench/README.md, issue 28). Holding k1 at 0 made the
-//    bowl deeper (0.93 m), refining the focal length lets it drift (below).
+//    bowl deeper (0.93 m), refining the focal length lets it drift (below). Only for photos of
+//    SIFT_MAX_IMAGE_SIZE or more (drone cameras): on lund's 1024 x 768 street photos k2 made the
+//    initial pair's bundle adjustment diverge and 8 mapper attempts of 8 built no model; smaller
+//    images keep SIMPLE_RADIAL (cameraModel).
 // 2. Matching: when at least half the images carry a GPS position and there are more than
 //    PAIRS_MIN_IMAGES, only the pairs that can overlap (pair-selection.ts: GPS distance, and the
 //    ground footprints of gimbal-oriented drone images), imported with `matches_importer
@@ -135,11 +139,17 @@ export const MAPPER_MIN_INLIERS = 15;
 /** Smallest triangulation angle of a new point while mapping (COLMAP's default: 1.5); mapperArgs says why. */
 export const MAPPER_TRI_MIN_ANGLE_DEGREES = 1;
 
-/** COLMAP's camera model of every group: f, cx, cy, k1, k2 (the head comment, 1, says why not SIMPLE_RADIAL). */
-export const CAMERA_MODEL = 'RADIAL';
 
 /** COLMAP's SiftExtraction.max_image_size: larger images are downscaled to this longest side first. */
 export const SIFT_MAX_IMAGE_SIZE = 3200;
+
+/**
+ * COLMAP's camera model of a group (the head comment, 1, says why): RADIAL (f, cx, cy, k1, k2) for
+ * photos of SIFT_MAX_IMAGE_SIZE or more, SIMPLE_RADIAL (f, cx, cy, k1) for smaller ones.
+ */
+export function cameraModel(group: Pick<CameraGroup, 'width' | 'height'>): 'RADIAL' | 'SIMPLE_RADIAL' {
+  return Math.max(group.width, group.height) >= SIFT_MAX_IMAGE_SIZE ? 'RADIAL' : 'SIMPLE_RADIAL';
+}
 
 /**
  * SIFT's first octave for a group: COLMAP starts at -1, i.e. it doubles the image before building
@@ -165,13 +175,13 @@ export function featureExtractorArgs(paths: ColmapPaths, group: CameraGroup, ima
     '--image_path', paths.images,
     '--image_list_path', imageListPath,
     '--ImageReader.single_camera', '1',
-    '--ImageReader.camera_model', CAMERA_MODEL,
+    '--ImageReader.camera_model', cameraModel(group),
     '--SiftExtraction.use_gpu', '0',
     '--SiftExtraction.max_image_size', String(SIFT_MAX_IMAGE_SIZE),
     ...(defaultOctaves ? [] : ['--SiftExtraction.first_octave', String(firstOctave(group))]),
   ];
   if (group.focalPx !== null) {
-    args.push('--ImageReader.camera_params', [group.focalPx, group.width / 2, group.height / 2, 0, 0].map((v) => String(Math.round(v * 1000) / 1000)).join(','));
+    args.push('--ImageReader.camera_params', [group.focalPx, group.width / 2, group.height / 2, ...(cameraModel(group) === 'RADIAL' ? [0, 0] : [0])].map((v) => String(Math.round(v * 1000) / 1000)).join(','));
   }
   return args;
 }
