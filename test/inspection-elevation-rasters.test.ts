@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
+import { toolMissingReason } from './helpers/system-tools.ts';
 import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { FAKE_ORIGIN } from './helpers/fake-nodeodm.ts';
 import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
@@ -64,15 +65,7 @@ function cloudScene() {
   return cloud;
 }
 
-function skipReason(): string | undefined {
-  if (fs.existsSync(GDAL_TRANSLATE)) return undefined;
-  const reason = `${GDAL_TRANSLATE} is not installed (Debian package gdal-bin)`;
-  if (process.env.CI === 'true') throw new Error(`${reason}; CI must install it`);
-  console.log(`# skipped: ${reason}`);
-  return reason;
-}
-
-describe('inspection: ground altitude from the DTM, volumes over the DSM', { skip: skipReason() }, () => {
+describe('inspection: ground altitude from the DTM, volumes over the DSM', { skip: toolMissingReason(GDAL_TRANSLATE, 'gdal-bin') }, () => {
   let system: TestSystem;
   let account: TestAccount;
   let bucket: string;

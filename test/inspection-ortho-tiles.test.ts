@@ -13,6 +13,7 @@ import path from 'node:path';
 import proj4 from 'proj4';
 import sharp from 'sharp';
 import { sql } from 'kysely';
+import { toolMissingReason } from './helpers/system-tools.ts';
 import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { startFakeNodeOdm, FAKE_ORIGIN, FAKE_RASTER_EXTENT, type FakeNodeOdm } from './helpers/fake-nodeodm.ts';
 import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
@@ -25,14 +26,6 @@ const WIDTH = ORTHO_WIDTH;
 const HEIGHT = ORTHO_HEIGHT;
 const HOLE = ORTHO_HOLE;
 const colourAt = orthoColourAt;
-
-function skipReason(): string | undefined {
-  if (fs.existsSync(GDAL_TRANSLATE)) return undefined;
-  const reason = `${GDAL_TRANSLATE} is not installed (Debian package gdal-bin)`;
-  if (process.env.CI === 'true') throw new Error(`${reason}; CI must install it`);
-  console.log(`# skipped: ${reason}`);
-  return reason;
-}
 
 const toUtm = proj4('EPSG:4326', R.proj4);
 
@@ -70,7 +63,7 @@ function tileAt(z: number, e: number, n: number): [number, number] {
   return [Math.floor(px / 256), Math.floor(py / 256)];
 }
 
-describe('inspection: orthomosaic tiles (nodeodm engine, fake node with a COG of known colours)', { skip: skipReason() }, () => {
+describe('inspection: orthomosaic tiles (nodeodm engine, fake node with a COG of known colours)', { skip: toolMissingReason(GDAL_TRANSLATE, 'gdal-bin') }, () => {
   let node: FakeNodeOdm;
   let system: TestSystem;
   let account: TestAccount;

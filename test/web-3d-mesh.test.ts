@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Browser } from 'playwright-core';
 import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { chromiumMissingReason, launchChromium, openWatchedPage } from './helpers/browser.ts';
+import { chromiumMissingReason, countCanvasPixels, launchChromium, openWatchedPage } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
 import { createPointCloud } from '../src/shared/pointcloud/point-cloud.ts';
 import { writePly } from '../src/shared/pointcloud/ply.ts';
@@ -24,7 +24,7 @@ import fs from 'node:fs';
 const OFFSET = [386551, 6174045, 0];
 /** The plane's height in the output system (exact in float32). */
 const PLANE_Z = 12.5;
-const MESH_RGB = [220, 40, 200];
+const MESH_RGB = [220, 40, 200] as const;
 
 function skipReason(): string | undefined {
   if (process.env.DATABASE_URL) return 'the browser checks run once, on the embedded database (CI runs them in its PGlite pass)';
@@ -94,18 +94,7 @@ describe('web console: the 3D tab draws the mesh and measures on it', { skip: sk
       const frames = Number(await canvas.getAttribute('data-frames'));
       await page.getByRole('button', { name: show, exact: true }).click();
       await page.waitForFunction((before) => Number(document.querySelector('canvas.viewer-3d-canvas')?.getAttribute('data-frames')) > before, frames);
-      return canvas.evaluate((element, [r, g, b]) => {
-        const source = element as HTMLCanvasElement;
-        const copy = document.createElement('canvas');
-        copy.width = source.width;
-        copy.height = source.height;
-        const context = copy.getContext('2d')!;
-        context.drawImage(source, 0, 0);
-        const pixels = context.getImageData(0, 0, copy.width, copy.height).data;
-        let count = 0;
-        for (let i = 0; i < pixels.length; i += 4) if (Math.abs(pixels[i] - r) + Math.abs(pixels[i + 1] - g) + Math.abs(pixels[i + 2] - b) < 40) count++;
-        return count;
-      }, MESH_RGB);
+      return countCanvasPixels(canvas, MESH_RGB, 40, 'near');
     };
     const withMesh = await meshPixels('Mesh');
     const cloudOnly = await meshPixels('Cloud');

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { chromiumMissingReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { chromiumMissingReason, countCanvasPixels, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
 import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 
@@ -251,18 +251,7 @@ describe('web console journeys', { skip: skipReason() }, () => {
     await w.screenshot('3d-view');
     assert.ok(Number(await canvas.getAttribute('data-points-loaded')) > 100, 'points loaded');
     // The canvas shows points: a share of its pixels differ from the background colour.
-    const drawn = await canvas.evaluate((element) => {
-      const source = element as HTMLCanvasElement;
-      const copy = document.createElement('canvas');
-      copy.width = source.width;
-      copy.height = source.height;
-      const context = copy.getContext('2d')!;
-      context.drawImage(source, 0, 0);
-      const pixels = context.getImageData(0, 0, copy.width, copy.height).data;
-      let differing = 0;
-      for (let i = 0; i < pixels.length; i += 4) if (Math.abs(pixels[i] - 0x1b) + Math.abs(pixels[i + 1] - 0x24) + Math.abs(pixels[i + 2] - 0x30) > 30) differing++;
-      return differing;
-    });
+    const drawn = await countCanvasPixels(canvas, [0x1b, 0x24, 0x30], 30, 'different');
     assert.ok(drawn > 200, `pixels that differ from the background: ${drawn}`);
 
     // Measure: a point picked on the cloud where the annotation's marker stands (a cloud point).

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -57,4 +57,30 @@ export async function openWatchedPage(browser: Browser, options: { viewport?: { 
       return file;
     },
   };
+}
+
+/**
+ * How many pixels of a (WebGL) canvas lie within `tolerance` of `rgb` (the sum of the channels'
+ * absolute differences), or, with `match: 'different'`, farther than that: what a 3D view drew. The
+ * canvas is copied onto a 2D one first (a WebGL canvas cannot be read directly).
+ */
+export async function countCanvasPixels(canvas: Locator, rgb: readonly [number, number, number], tolerance: number, match: 'near' | 'different'): Promise<number> {
+  return canvas.evaluate(
+    (element, [[r, g, b], limit, near]) => {
+      const source = element as HTMLCanvasElement;
+      const copy = document.createElement('canvas');
+      copy.width = source.width;
+      copy.height = source.height;
+      const context = copy.getContext('2d')!;
+      context.drawImage(source, 0, 0);
+      const pixels = context.getImageData(0, 0, copy.width, copy.height).data;
+      let count = 0;
+      for (let i = 0; i < pixels.length; i += 4) {
+        const distance = Math.abs(pixels[i] - r) + Math.abs(pixels[i + 1] - g) + Math.abs(pixels[i + 2] - b);
+        if (near ? distance < limit : distance > limit) count++;
+      }
+      return count;
+    },
+    [rgb, tolerance, match === 'near'] as const,
+  );
 }
