@@ -131,7 +131,7 @@ describe('inspection service: reports', () => {
     assert.equal(json.measurements[1].length, 30);
     assert.deepEqual(json.inventory_items, []);
     assert.match(json.share_token, /^ist_/, 'include_sharetoken defaults to true (inspection-share-tokens.test.ts)');
-    assert.ok(json.share_link.includes(`/v1/inspections/${inspectionId}/?share_token=`));
+    assert.ok(json.share_link.endsWith(`/share/${json.share_token}`));
     assert.ok(!('plans_2d' in json), 'include_2d_plans defaults to false');
     assert.equal(json.extra_remarks, null);
 

@@ -146,13 +146,13 @@ describe('share tokens end (issue 27, finding 5)', () => {
       assert.ok(JSON.stringify(refused.body).includes('expires_in'), JSON.stringify(refused.body));
     }
     assert.ok(near((await share(owner, inspection, { expires_in: MAX_TTL_SECONDS })).expires_at, MAX_TTL_SECONDS));
-    // Its time passed: 401, for the header and the link alike.
+    // Its time passed: 401, for every read, the viewer's too.
     assert.equal((await asHolder(`/v1/inspections/${inspection}/`, hour.token)).status, 200);
     await sql`update inspection.share_tokens set expires_at = now() - interval '1 second' where id = ${hour.id}`.execute(system.inspection.db);
     const expired = await asHolder(`/v1/inspections/${inspection}/`, hour.token);
     assert.equal(expired.status, 401);
     assert.equal(expired.body.code, 'authentication_failed');
-    assert.equal((await fetch(hour.url)).status, 401);
+    assert.equal((await asHolder('/v1/share/', hour.token)).status, 401, 'the viewer learns it too');
     // Made longer ago than the maximum (a maximum lowered since): over, whatever its own expiry.
     await sql`update inspection.share_tokens set created_at = now() - interval '8 days', expires_at = now() + interval '30 days' where id = ${byDefault.id}`.execute(system.inspection.db);
     assert.equal((await asHolder(`/v1/inspections/${inspection}/`, byDefault.token)).status, 401);

@@ -2,9 +2,13 @@
 // account. What an anonymous holder reads (the inspection, its photos and previews, annotations,
 // measurements, extras, outputs and report), and the 401/403/404 answers for everything else:
 // another inspection of the same organization, any write, any other route, a revoked or unknown
-// token. Tokens are stored as SHA-256 only and shown once; the report carries a working link.
+// token. Tokens are stored as SHA-256 only and shown once; the link (a report's too) opens the console's
+// read-only viewer at /share/<token>, whose token the request log never holds.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
@@ -12,6 +16,8 @@ import { startTestSystem, type TestAccount, type TestSystem } from './helpers/te
 import { assertNoServerErrors, processedInspection, waitFor } from './helpers/inspection-fixtures.ts';
 import { sha256Hex } from '../src/infra/auth/secrets.ts';
 import { createLogger } from '../src/system.ts';
+import { registerConsole } from '../src/inspection/console/console.routes.ts';
+import type { HttpServer } from '../src/infra/http/http-server.ts';
 
 describe('inspection service: share tokens', () => {
   let system: TestSystem;
@@ -51,7 +57,8 @@ describe('inspection service: share tokens', () => {
   it('is made by a user who sees the inspection, shown once, and stored as a SHA-256 only', async () => {
     const created = await owner.client.expect(201, 'POST', `/v1/inspections/${ids.inspection}/share_tokens/`, { label: 'for the client' });
     assert.match(created.token, /^ist_[0-9a-f]{16}\.[A-Za-z0-9_-]{43}$/);
-    assert.equal(created.url, `${system.urls.inspection}/v1/inspections/${ids.inspection}/?share_token=${encodeURIComponent(created.token)}`);
+    // The link opens the console's read-only viewer, which asks GET /v1/share/ what the token opens.
+    assert.equal(created.url, `${system.urls.inspection}/share/${created.token}`);
     assert.equal(created.inspection, ids.inspection);
     assert.equal(created.label, 'for the client');
     assert.equal(created.created_by, owner.userId);
@@ -93,10 +100,10 @@ describe('inspection service: share tokens', () => {
     const outputs = await anonymous('GET', `/v1/inspections/${inspection}/outputs/`, share.token);
     assert.equal(outputs.status, 200);
     assert.ok(Array.isArray(outputs.body));
-    // The link: the token in the query string, nothing else.
-    const link = await fetch(share.url);
-    assert.equal(link.status, 200);
-    assert.equal(((await link.json()) as any).id, inspection);
+    // The token in the query string, nothing else.
+    const byQuery = await fetch(`${system.urls.inspection}/v1/inspections/${inspection}/?share_token=${encodeURIComponent(share.token)}`);
+    assert.equal(byQuery.status, 200);
+    assert.equal(((await byQuery.json()) as any).id, inspection);
     assert.equal((await anonymous('GET', `/v1/inspections/${inspection}/cameras/?share_token=${encodeURIComponent(share.token)}`, undefined)).status, 200);
     // An API key, when sent, must be valid; a valid one changes nothing.
     assert.equal((await anonymous('GET', `/v1/inspections/${inspection}/`, share.token, undefined, { 'x-api-key': owner.apiKey })).status, 200);
@@ -217,10 +224,9 @@ describe('inspection service: share tokens', () => {
     const outputs = await owner.client.expect(200, 'GET', `/v1/inspections/${ids.inspection}/outputs/`);
     const json = (await (await fetch(outputs.find((o: any) => o.output_type === 'report_json').url)).json()) as any;
     assert.match(json.share_token, /^ist_/);
-    assert.equal(json.share_link, `${system.urls.inspection}/v1/inspections/${ids.inspection}/?share_token=${encodeURIComponent(json.share_token)}`);
-    const opened = await fetch(json.share_link);
-    assert.equal(opened.status, 200);
-    assert.equal(((await opened.json()) as any).id, ids.inspection);
+    assert.equal(json.share_link, `${system.urls.inspection}/share/${json.share_token}`);
+    // The link is the viewer's page (served below, 'keeps a share link's token out of the request log'), whose token opens the inspection.
+    assert.equal((await anonymous('GET', '/v1/share/', json.share_token)).body.inspection, ids.inspection);
     const tokens = await owner.client.expect(200, 'GET', `/v1/inspections/${ids.inspection}/share_tokens/`);
     const made = tokens.find((t: any) => t.label.startsWith('report '));
     assert.ok(made, JSON.stringify(tokens));
@@ -233,9 +239,9 @@ describe('inspection service: share tokens', () => {
     assert.equal((await owner.client.expect(200, 'GET', `/v1/inspections/${ids.inspection}/share_tokens/`)).length, tokens.length);
   });
 
-  it('revoked means gone: 401 at once, for the header and the link alike', async () => {
+  it('revoked means gone: 401 at once, for the header and the query parameter alike', async () => {
     await owner.client.expect(204, 'DELETE', `/v1/inspections/${ids.inspection}/share_tokens/${share.id}/`);
-    for (const response of [await anonymous('GET', `/v1/inspections/${ids.inspection}/`, share.token), await anonymous('GET', new URL(share.url).pathname + new URL(share.url).search, undefined)]) {
+    for (const response of [await anonymous('GET', `/v1/inspections/${ids.inspection}/`, share.token), await anonymous('GET', `/v1/inspections/${ids.inspection}/?share_token=${encodeURIComponent(share.token)}`, undefined)]) {
       assert.equal(response.status, 401);
       assert.deepEqual(response.body, { detail: 'Invalid, expired or revoked share token.', code: 'authentication_failed' });
     }
@@ -251,11 +257,32 @@ describe('inspection service: share tokens', () => {
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
     const app = Fastify({ loggerInstance: createLogger({ logLevel: 'info' }, sink).child({ service: 'inspection' }) });
     app.get('/v1/inspections/:id/', async () => ({}));
+    // The viewer's page as the service serves it (a stand-in build of the console).
+    const dist = fs.mkdtempSync(path.join(os.tmpdir(), 'oi-console-'));
+    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>console</title>');
+    await registerConsole(app as unknown as HttpServer, { apiKey: 'k', storageUrl: 'http://127.0.0.1:1', basemapUrl: undefined, distDir: dist });
     await app.inject({ url: `/v1/inspections/1/?share_token=${share.token}&x=1`, headers: { 'x-share-token': share.token } });
+    const page = await app.inject({ url: `/share/${share.token}` });
+    await app.inject({ url: `/share/${share.token}?x=1` });
     await app.close();
+    fs.rmSync(dist, { recursive: true });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<title>console<\/title>/);
+    assert.equal(page.headers['referrer-policy'], 'no-referrer', 'no Referer carries the token to the storage or a basemap');
     const log = lines.join('');
     assert.ok(log.includes('share_token=[redacted]&x=1'), log);
-    assert.ok(!log.includes(share.token.split('.')[1]), log);
+    assert.ok(log.includes('"url":"/share/[redacted]"') && log.includes('"url":"/share/[redacted]?x=1"'), log);
+    assert.ok(!log.includes(share.token.split('.')[1]) && !log.includes(share.token.split('.')[0]), log);
+  });
+
+  it('tells the viewer which inspection a token opens (GET /v1/share/), and nothing without a share token', async () => {
+    const fresh = await owner.client.expect(201, 'POST', `/v1/inspections/${ids.inspection}/share_tokens/`, { expires_in: 3600 });
+    const opened = await anonymous('GET', '/v1/share/', fresh.token);
+    assert.deepEqual(opened, { status: 200, body: { inspection: ids.inspection, expires_at: fresh.expires_at } });
+    assert.equal((await anonymous('GET', '/v1/share/', 'ist_0000000000000000.' + 'A'.repeat(43))).status, 401);
+    assert.equal((await owner.client.request('GET', '/v1/share/')).status, 404, 'an account holder holds no share token');
+    await owner.client.expect(204, 'DELETE', `/v1/inspections/${ids.inspection}/share_tokens/${fresh.id}/`);
+    assert.equal((await anonymous('GET', '/v1/share/', fresh.token)).status, 401, 'revoked');
   });
 
   it('answered no request with a 5xx', () => assertNoServerErrors(system));

@@ -29,7 +29,7 @@ export interface AuthContext {
   organization: { id: number; uuid: string } | null;
   scopes: string[];
   /** Set for a share token: the one inspection it reads (access.ts), and how long URLs handed to its holder live (downloadUrlSeconds). */
-  share: { tokenId: number; inspectionId: number; urlSeconds: number } | null;
+  share: { tokenId: number; inspectionId: number; urlSeconds: number; expiresAt: string } | null;
 }
 
 /** What a request asks for, for the scope check: its method and the route it matched. */
@@ -160,7 +160,7 @@ export class AuthService {
     if (shareToken && !headers.authorization) {
       const apiKeyId = headers['x-api-key'] === undefined ? null : await this.requireApiKey(headers);
       const grant = await this.shareTokens.resolve(shareToken);
-      return this.allow(target, { userId: grant.createdBy, apiKeyId, organization: null, scopes: [SHARE_SCOPE], share: { tokenId: grant.tokenId, inspectionId: grant.inspectionId, urlSeconds: grant.urlSeconds } });
+      return this.allow(target, { userId: grant.createdBy, apiKeyId, organization: null, scopes: [SHARE_SCOPE], share: { tokenId: grant.tokenId, inspectionId: grant.inspectionId, urlSeconds: grant.urlSeconds, expiresAt: grant.expiresAt } });
     }
     const apiKeyId = await this.requireApiKey(headers);
     const match = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');

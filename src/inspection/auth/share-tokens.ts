@@ -5,7 +5,10 @@
 // - The token is `ist_<selector>.<secret>`: 64 bits of selector (finds the row; not secret) and
 //   256 bits of secret. Only the selector and the SHA-256 of the whole token are stored; the
 //   token is shown once, when made. The presented token's hash is compared in constant time.
-// - Sent as `X-Share-Token: <token>` or `?share_token=<token>` (a link), without Authorization
+// - A link is `<public URL>/share/<token>`: the console's read-only viewer (linkFor), which sends
+//   the token as `X-Share-Token`. The token is a secret in a URL: the request log blanks it out
+//   (system.ts createLogger) and the viewer's page sends no Referer (console.routes.ts).
+// - Sent as `X-Share-Token: <token>` or `?share_token=<token>` (an API read), without Authorization
 //   (a Bearer token wins when both are sent). The request's principal then has the one scope
 //   `share:read` and sees this inspection only: auth.service.ts lets it through the routes in
 //   SHAREABLE_READS (GET only) and answers 403 elsewhere; access.ts limits what it sees to the
@@ -29,13 +32,16 @@ import { authenticationFailed, notFound, ValidationError } from '../../infra/htt
 import { DOWNLOAD_URL_TTL_SECONDS } from '../storage/inspection-files.ts';
 
 export const SHARE_SCOPE = 'share:read';
-/** Query parameter of share links. */
+/** Query parameter that carries a token to an API read (the viewer sends the header instead). */
 export const SHARE_QUERY_PARAMETER = 'share_token';
+/** Path of the console's read-only viewer: a link is SHARE_VIEWER_PATH/<token> (linkFor). */
+export const SHARE_VIEWER_PATH = '/share';
 
 /**
  * The routes (method GET, as registered) a share token may read: the inspection, its photos
  * (cameras, previews), annotations, measurements, extras (to place coordinates), outputs (the
- * report's files among them) and the orthomosaic's map tiles. Nothing else: not the asset, not other inspections of its bundle,
+ * report's files among them), the orthomosaic's map tiles, and /v1/share/ (which inspection the
+ * token opens, for the viewer). Nothing else: not the asset, not other inspections of its bundle,
  * not inventory, not the inputs ZIP, no write.
  */
 export const SHAREABLE_READS: ReadonlySet<string> = new Set([
@@ -49,6 +55,7 @@ export const SHAREABLE_READS: ReadonlySet<string> = new Set([
   '/v1/inspections/:id/outputs/',
   '/v1/inspections/:id/ortho/',
   '/v1/inspections/:id/ortho/tiles/:z/:x/:y.png',
+  '/v1/share/',
 ]);
 
 const TOKEN = /^ist_([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/;
@@ -76,6 +83,8 @@ export interface ShareGrant {
   createdBy: number;
   /** Lifetime of the presigned URLs handed to the holder: SHARE_TOKEN_URL_TTL_SECONDS, never past the token's end. */
   urlSeconds: number;
+  /** When the token stops opening the inspection (ISO 8601), for the viewer to say. */
+  expiresAt: string;
 }
 
 /** How long tokens and the URLs handed to their holders live (configuration: SHARE_TOKEN_*). */
@@ -137,7 +146,7 @@ export class ShareTokenService {
       .values({ inspection_id: inspection.id, selector, token_hash: sha256Hex(token), label, created_by: userId, expires_at: expiresAt })
       .returningAll()
       .executeTakeFirstOrThrow();
-    return { ...record(row, this.lifetimes.maxTtlSeconds), token, url: this.linkFor(inspection.id, token) };
+    return { ...record(row, this.lifetimes.maxTtlSeconds), token, url: this.linkFor(token) };
   }
 
   async revokeById(id: number): Promise<void> {
@@ -176,13 +185,17 @@ export class ShareTokenService {
     const ends = row ? endOf(row, this.lifetimes.maxTtlSeconds) : 0;
     if (!row || !matches || row.revoked_at !== null || ends <= now || !row.creator_sees) throw authenticationFailed('Invalid, expired or revoked share token.');
     const urlSeconds = Math.max(1, Math.min(this.lifetimes.urlSeconds, Math.floor((ends - now) / 1000)));
-    return { tokenId: row.id, inspectionId: row.inspection_id, createdBy: row.created_by, urlSeconds };
+    return { tokenId: row.id, inspectionId: row.inspection_id, createdBy: row.created_by, urlSeconds, expiresAt: new Date(ends).toISOString() };
   }
 
-  /** The link that reads the inspection with `token` (the other shareable reads take the same parameter). */
-  linkFor(inspectionId: number, token: string): string {
+  /**
+   * The link that opens the inspection with `token`: the console's read-only viewer
+   * (console.routes.ts serves its page at SHARE_VIEWER_PATH/<token>; the viewer asks GET /v1/share/
+   * which inspection the token opens, so the link does not need the inspection's id).
+   */
+  linkFor(token: string): string {
     const base = (this.publicUrl() ?? '').replace(/\/+$/, '');
-    return `${base}/v1/inspections/${inspectionId}/?${SHARE_QUERY_PARAMETER}=${encodeURIComponent(token)}`;
+    return `${base}${SHARE_VIEWER_PATH}/${encodeURIComponent(token)}`;
   }
 }
 

@@ -2,13 +2,16 @@
 // The console uses the public API like any client; the one route added for it is
 // GET /v1/console/settings/, which hands the page what it cannot know from its static files: the
 // console's API key (which names the application, it authenticates nobody: docs/web-console.md),
-// the storage endpoint it uploads to, and the optional basemap.
+// the storage endpoint it uploads to, and the optional basemap. The same page is served at
+// `/share/<token>`, a share link: the console opens there as a read-only viewer, without sign-in.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { HttpServer } from '../../infra/http/http-server.ts';
+import { SHARE_VIEWER_PATH } from '../auth/share-tokens.ts';
 
 export interface ConsoleOptions {
   apiKey: string;
@@ -42,10 +45,12 @@ export async function registerConsole(app: HttpServer, options: ConsoleOptions):
 
   const distDir = options.distDir ?? CONSOLE_DIST_DIR;
   if (!fs.existsSync(path.join(distDir, 'index.html'))) {
-    app.get('/', { schema: { hide: true } }, async (_request, reply) => {
+    const notBuilt = async (_request: FastifyRequest, reply: FastifyReply) => {
       reply.status(503).type('text/plain; charset=utf-8');
       return 'The web console is not built. Run `npm start` (it builds web/ first) or `npm run build:web`.\nThe API is at /v1 and its documentation at /docs.\n';
-    });
+    };
+    app.get('/', { schema: { hide: true } }, notBuilt);
+    app.get(`${SHARE_VIEWER_PATH}/:token`, { schema: { hide: true } }, notBuilt);
     return;
   }
   // One route per built file (wildcard: false): no catch-all GET that would hide the API's 404 and
@@ -60,6 +65,14 @@ export async function registerConsole(app: HttpServer, options: ConsoleOptions):
       const immutable = filePath.includes(`${path.sep}static${path.sep}`);
       reply.header('Cache-Control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
+  });
+  // A share link (share-tokens.ts linkFor): the console's page, which reads the token from its
+  // path. The token is a secret in the address: no Referer carries it to the storage endpoint or a
+  // basemap's tiles, and the request log blanks it out (system.ts createLogger). Any token-shaped
+  // or not, the page answers: it says itself when a link is malformed, expired or revoked.
+  app.get(`${SHARE_VIEWER_PATH}/:token`, { schema: { hide: true } }, (_request, reply) => {
+    reply.header('Referrer-Policy', 'no-referrer');
+    return reply.sendFile('index.html');
   });
 }
 

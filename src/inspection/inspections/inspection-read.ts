@@ -28,7 +28,7 @@ const ID = -1_000_002;
 const MARKER_AUTH: Record<Visibility, AuthContext> = {
   organization: { userId: 0, apiKeyId: null, organization: { id: OWNER, uuid: '' }, scopes: [], share: null },
   user: { userId: OWNER, apiKeyId: null, organization: null, scopes: [], share: null },
-  share: { userId: 0, apiKeyId: null, organization: null, scopes: [], share: { tokenId: 0, inspectionId: OWNER, urlSeconds: 0 } },
+  share: { userId: 0, apiKeyId: null, organization: null, scopes: [], share: { tokenId: 0, inspectionId: OWNER, urlSeconds: 0, expiresAt: '' } },
 };
 
 interface Statement {

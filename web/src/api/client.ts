@@ -1,10 +1,11 @@
 // The console's one way to call the inspection API: openapi-fetch over the types generated from
 // the service's own OpenAPI document (schema.d.ts), with the headers every call needs added here
-// (X-Api-Key, Authorization, vendor-organization-uuid). `unwrap` turns an error answer into an
+// (X-Api-Key, Authorization, vendor-organization-uuid; at a share link's address X-Share-Token
+// instead of Authorization: session.ts shareToken). `unwrap` turns an error answer into an
 // ApiProblem the pages show next to the fields it names.
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { components, paths } from './schema';
-import { currentSession, saveSession } from './session';
+import { currentSession, saveSession, shareToken } from './session';
 import { ApiProblem, problemFrom } from '../lib/api-problem';
 
 export type { paths, components };
@@ -32,9 +33,17 @@ export function consoleSettings(): ConsoleSettings {
   return settings;
 }
 
+/** Raised on window when the API refuses the viewer's share token (revoked or expired meanwhile). */
+export const SHARE_REFUSED_EVENT = 'share-token-refused';
+
 const authHeaders: Middleware = {
   onRequest({ request }) {
     if (settings) request.headers.set('X-Api-Key', settings.api_key);
+    const share = shareToken();
+    if (share !== null) {
+      request.headers.set('X-Share-Token', share);
+      return request;
+    }
     const session = currentSession();
     if (session && !request.url.endsWith('/v1/auth/token/')) {
       request.headers.set('Authorization', `Bearer ${session.token}`);
@@ -43,8 +52,10 @@ const authHeaders: Middleware = {
     return request;
   },
   onResponse({ request, response }) {
+    // The viewer's token ended: the viewer shows that the link is no longer valid (share-app.tsx).
+    if (response.status === 401 && shareToken() !== null) window.dispatchEvent(new Event(SHARE_REFUSED_EVENT));
     // An expired or revoked token: back to the sign-in page (App listens to the session).
-    if (response.status === 401 && !request.url.endsWith('/v1/auth/token/') && currentSession()) saveSession(null);
+    else if (response.status === 401 && !request.url.endsWith('/v1/auth/token/') && currentSession()) saveSession(null);
     return response;
   },
 };
@@ -75,8 +86,10 @@ export async function unwrap<T>(call: Promise<FetchResult<T>>): Promise<T> {
 export async function authorizedFetch(url: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   if (settings) headers.set('X-Api-Key', settings.api_key);
-  const session = currentSession();
-  if (session) {
+  const share = shareToken();
+  const session = share === null ? currentSession() : null;
+  if (share !== null) headers.set('X-Share-Token', share);
+  else if (session) {
     headers.set('Authorization', `Bearer ${session.token}`);
     if (session.organizationUuid) headers.set('vendor-organization-uuid', session.organizationUuid);
   }

@@ -7609,7 +7609,7 @@ export interface paths {
         put?: never;
         /**
          * Make a read-only share token of the inspection (not in the spec)
-         * @description Anyone holding the token reads, without an account or API key, this inspection only: its record, cameras and photo previews, annotations, measurements, extras and outputs (report files included, without share tokens or e-mail addresses), with the header `X-Share-Token: <token>` or the query parameter `share_token=<token>`. Every other call with it is a 403 (a write, another route) or a 404 (another inspection). The presigned URLs a holder gets last SHARE_TOKEN_URL_TTL_SECONDS (10 minutes). The token ends when revoked, at `expires_at`, or when its creator no longer sees the inspection (401 from then on). The token is in this answer only.
+         * @description Anyone holding the token reads, without an account or API key, this inspection only: its record, cameras and photo previews, annotations, measurements, extras and outputs (report files included, without share tokens or e-mail addresses), with the header `X-Share-Token: <token>` or the query parameter `share_token=<token>`; `url` opens it in the read-only viewer of the web console. Every other call with it is a 403 (a write, another route) or a 404 (another inspection). The presigned URLs a holder gets last SHARE_TOKEN_URL_TTL_SECONDS (10 minutes). The token ends when revoked, at `expires_at`, or when its creator no longer sees the inspection (401 from then on). The token is in this answer only.
          */
         post: {
             parameters: {
@@ -7661,7 +7661,7 @@ export interface paths {
                             revoked_at: string | null;
                             /** @description The token: shown this once, never again (only its SHA-256 is stored) */
                             token: string;
-                            /** @description Link reading the inspection with the token (…/v1/inspections/{id}/?share_token=…) */
+                            /** @description Link opening the inspection, read-only, in the web console without an account: `{public URL}/share/{token}` */
                             url: string;
                         };
                     };
@@ -8413,6 +8413,141 @@ export interface paths {
                                 uuid: string;
                             }[];
                             username: string;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/share/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The inspection a share token opens (send the token as X-Share-Token; not in the spec)
+         * @description For the web console's viewer, whose link (`/share/{token}`) holds the token only. 401 for an invalid, expired or revoked token; 404 without a share token.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description When the token stops opening it (unless revoked before)
+                             */
+                            expires_at: string;
+                            /** @description The inspection the token opens */
+                            inspection: number;
                         };
                     };
                 };

@@ -1,6 +1,7 @@
 // The signed-in session: the API token, who it acts for, and the organization chosen at sign-in.
 // Kept in sessionStorage (this tab only, gone when it closes), never in a cookie, so no other site
-// can send it and a reload keeps the user signed in (docs/web-console.md).
+// can send it and a reload keeps the user signed in (docs/web-console.md). Or, at a share link's
+// address (/share/<token>), no session: the token of the path is the only credential (shareToken).
 
 export interface Session {
   token: string;
@@ -40,4 +41,19 @@ export function saveSession(session: Session | null): void {
 export function onSessionChange(listener: Listener): () => void {
   listeners.add(listener);
   return () => listeners.delete(listener);
+}
+
+/**
+ * The share token of a share link's address (`/share/<token>`, the service's linkFor), or null.
+ * Set, the console is the read-only viewer: the API client sends this token (X-Share-Token) and
+ * never a signed-in session's.
+ */
+export function shareToken(): string | null {
+  const match = /^\/share\/([^/]+)\/?$/.exec(window.location.pathname);
+  if (!match) return null;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return match[1];
+  }
 }
