@@ -10,6 +10,7 @@ import { ErrorState, Loading } from '../components/states';
 import { InspectionCrumbs } from '../components/inspection-crumbs';
 import { StatusBadge } from '../components/status-badge';
 import { usePageTitle } from '../app/page-title';
+import { useReadOnly } from '../share/read-only';
 
 export type WorkspaceRoute = Extract<Route, { name: 'workspace' }>;
 
@@ -53,19 +54,25 @@ function onTabKey(event: ReactKeyboardEvent, route: WorkspaceRoute) {
 export function WorkspacePage({ route }: { route: WorkspaceRoute }) {
   const inspection = useLoad(() => unwrap(api.GET('/v1/inspections/{id}/', { params: { path: { id: route.id } } })), [route.id]);
   usePageTitle(TABS.find((t) => t.id === route.tab)?.label, inspection.data?.name || `Inspection ${route.id}`);
+  // A share link's viewer (share-app.tsx): no asset (a share token does not read it), no processing or upload.
+  const readOnly = useReadOnly();
   if (inspection.error) return <ErrorState error={inspection.error} onRetry={inspection.reload} />;
   if (!inspection.data) return <Loading />;
   const record = inspection.data;
   const props: TabProps = { inspection: record, route, reload: inspection.reload };
   return (
     <section className="workspace">
-      <InspectionCrumbs inspection={record} />
+      {readOnly ? (
+        <p className="share-meta">Inspection of {new Date(record.inspection_date ?? record.created_at).toLocaleDateString()}</p>
+      ) : (
+        <InspectionCrumbs inspection={record} />
+      )}
       <div className="page-head">
         <h1>{record.name || `Inspection ${record.id}`}</h1>
         <div className="actions">
           <StatusBadge status={record.status} />
-          <a href={`#/inspections/${record.id}/processing`}>Processing</a>
-          {[1, 2, 20].includes(record.status) && <a href={`#/inspections/${record.id}/upload`}>Upload photos</a>}
+          {!readOnly && <a href={`#/inspections/${record.id}/processing`}>Processing</a>}
+          {!readOnly && [1, 2, 20].includes(record.status) && <a href={`#/inspections/${record.id}/upload`}>Upload photos</a>}
         </div>
       </div>
       <div role="tablist" aria-label="Workspace" className="tabs" onKeyDown={(event) => onTabKey(event, route)}>

@@ -10,6 +10,7 @@ import { problemFrom } from '../lib/api-problem';
 import { Empty, ErrorState, Loading } from '../components/states';
 import { asPage } from '../lib/paging';
 import type { TabProps } from '../pages/workspace';
+import { useReadOnly } from '../share/read-only';
 
 const PositionsMap = lazy(() => import('../components/positions-map').then((m) => ({ default: m.PositionsMap })));
 const ASSET_POINT = -1;
@@ -28,7 +29,9 @@ async function loadOrtho(id: number): Promise<Ortho> {
 
 export function MapTab({ inspection }: TabProps) {
   const cameras = useLoad(async () => asPage(await unwrap(api.GET('/v1/inspections/{id}/cameras/', { params: { path: { id: inspection.id } } }))).results as Camera[], [inspection.id]);
-  const asset = useLoad(() => unwrap(api.GET('/v1/assets/{id}/', { params: { path: { id: inspection.asset } } })), [inspection.asset]);
+  // A share link's holder does not read the asset (SHAREABLE_READS): the map shows the cameras only.
+  const readOnly = useReadOnly();
+  const asset = useLoad(async () => (readOnly ? null : unwrap(api.GET('/v1/assets/{id}/', { params: { path: { id: inspection.asset } } }))), [inspection.asset, readOnly]);
   const ortho = useLoad(() => loadOrtho(inspection.id), [inspection.id]);
   const raster = ortho.data?.kind === 'ready' ? ortho.data.raster : undefined;
   const orthoLine = useMemo(() => {

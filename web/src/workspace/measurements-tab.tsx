@@ -7,12 +7,14 @@ import { Empty, ErrorState, Loading } from '../components/states';
 import type { ApiProblem } from '../lib/api-problem';
 import { describe } from '../lib/measure-geometry';
 import type { TabProps } from '../pages/workspace';
+import { useReadOnly } from '../share/read-only';
 
 const KIND: Record<string, string> = { Point: 'Point', LineString: 'Distance', Polygon: 'Area' };
 
 export function MeasurementsTab({ inspection }: TabProps) {
   const list = useLoad(() => unwrap(api.GET('/v1/inspections/{id}/measurements/', { params: { path: { id: inspection.id } } })), [inspection.id]);
   const [problem, setProblem] = useState<ApiProblem>();
+  const readOnly = useReadOnly();
 
   async function remove(id: string, label: string) {
     if (!window.confirm(`Delete the measurement “${label}”?`)) return;
@@ -30,9 +32,11 @@ export function MeasurementsTab({ inspection }: TabProps) {
   const results = list.data.results;
   return (
     <section>
-      <p>
-        Pick points, lines and polygons on the point cloud in the <a href={`#/inspections/${inspection.id}?tab=3d`}>3D tab</a> (Measure).
-      </p>
+      {!readOnly && (
+        <p>
+          Pick points, lines and polygons on the point cloud in the <a href={`#/inspections/${inspection.id}?tab=3d`}>3D tab</a> (Measure).
+        </p>
+      )}
       {problem && (
         <p className="form-errors" role="alert">
           {problem.message}
@@ -65,9 +69,11 @@ export function MeasurementsTab({ inspection }: TabProps) {
                   <td>{describe(m.geometry)}</td>
                   <td>{new Date(m.created).toLocaleString()}</td>
                   <td>
-                    <button type="button" className="danger" onClick={() => remove(m.id, label)} aria-label={`Delete ${label}`}>
-                      Delete
-                    </button>
+                    {!readOnly && (
+                      <button type="button" className="danger" onClick={() => remove(m.id, label)} aria-label={`Delete ${label}`}>
+                        Delete
+                      </button>
+                    )}
                   </td>
                 </tr>
               );

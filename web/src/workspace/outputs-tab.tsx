@@ -8,6 +8,8 @@ import { problemFrom, type ApiProblem } from '../lib/api-problem';
 import { asPage } from '../lib/paging';
 import type { TabProps } from '../pages/workspace';
 import { outputName } from '../lib/processing-words';
+import { useReadOnly } from '../share/read-only';
+import { SharingPanel } from './sharing-panel';
 
 const REPORT_OPTIONS = [
   ['include_email', 'Include e-mail', true],
@@ -53,6 +55,8 @@ export function OutputsTab({ inspection, reload }: TabProps) {
   const [remarks, setRemarks] = useState('');
   const [reportProblem, setReportProblem] = useState<ApiProblem>();
   const [inputs, setInputs] = useState<{ state: 'idle' | 'preparing' | 'ready' | 'error'; url?: string; message?: string }>({ state: 'idle' });
+  // A share link's viewer: the downloads only (no inputs ZIP, no report to generate, no share links).
+  const readOnly = useReadOnly();
 
   // Follow report generation until it is no longer `processing`.
   useEffect(() => {
@@ -118,24 +122,26 @@ export function OutputsTab({ inspection, reload }: TabProps) {
             ))}
           </ul>
         )}
-        <h3>Original photos</h3>
-        <div className="actions">
-          {zipUrl ? (
-            <a className="button" href={zipUrl} download>
-              Download the photos (ZIP)
-            </a>
-          ) : (
-            <button type="button" onClick={requestInputs} disabled={inputs.state === 'preparing'}>
-              {inputs.state === 'preparing' ? 'Preparing the ZIP…' : 'Prepare the photos ZIP'}
-            </button>
-          )}
-          {inputs.state === 'preparing' && <span className="hint">You will also get an e-mail when it is ready.</span>}
-          {inputs.state === 'error' && (
-            <span className="form-errors" role="alert">
-              {inputs.message}
-            </span>
-          )}
-        </div>
+        {!readOnly && <h3>Original photos</h3>}
+        {!readOnly && (
+          <div className="actions">
+            {zipUrl ? (
+              <a className="button" href={zipUrl} download>
+                Download the photos (ZIP)
+              </a>
+            ) : (
+              <button type="button" onClick={requestInputs} disabled={inputs.state === 'preparing'}>
+                {inputs.state === 'preparing' ? 'Preparing the ZIP…' : 'Prepare the photos ZIP'}
+              </button>
+            )}
+            {inputs.state === 'preparing' && <span className="hint">You will also get an e-mail when it is ready.</span>}
+            {inputs.state === 'error' && (
+              <span className="form-errors" role="alert">
+                {inputs.message}
+              </span>
+            )}
+          </div>
+        )}
       </section>
       <section aria-labelledby="report-heading">
         <h2 id="report-heading">Report</h2>
@@ -158,31 +164,34 @@ export function OutputsTab({ inspection, reload }: TabProps) {
             </a>
           </p>
         )}
-        <form onSubmit={generate} aria-label="Report options" className="card">
-          <fieldset className="options">
-            <legend>Include</legend>
-            {REPORT_OPTIONS.map(([key, label]) => (
-              <label key={key} className="check">
-                <input type="checkbox" checked={options[key]} onChange={(e) => setOptions({ ...options, [key]: e.target.checked })} /> {label}
-              </label>
-            ))}
-          </fieldset>
-          <div className="field">
-            <label htmlFor="extra-remarks">Extra remarks</label>
-            <textarea id="extra-remarks" value={remarks} onChange={(e) => setRemarks(e.target.value)} maxLength={10000} />
-          </div>
-          {reportProblem && (
-            <p className="form-errors" role="alert">
-              {reportProblem.message}
-            </p>
-          )}
-          <div className="actions">
-            <button type="submit" className="primary" disabled={inspection.report_status === 'processing'}>
-              {inspection.report_status === 'processing' ? 'Generating…' : 'Generate report'}
-            </button>
-          </div>
-        </form>
+        {!readOnly && (
+          <form onSubmit={generate} aria-label="Report options" className="card">
+            <fieldset className="options">
+              <legend>Include</legend>
+              {REPORT_OPTIONS.map(([key, label]) => (
+                <label key={key} className="check">
+                  <input type="checkbox" checked={options[key]} onChange={(e) => setOptions({ ...options, [key]: e.target.checked })} /> {label}
+                </label>
+              ))}
+            </fieldset>
+            <div className="field">
+              <label htmlFor="extra-remarks">Extra remarks</label>
+              <textarea id="extra-remarks" value={remarks} onChange={(e) => setRemarks(e.target.value)} maxLength={10000} />
+            </div>
+            {reportProblem && (
+              <p className="form-errors" role="alert">
+                {reportProblem.message}
+              </p>
+            )}
+            <div className="actions">
+              <button type="submit" className="primary" disabled={inspection.report_status === 'processing'}>
+                {inspection.report_status === 'processing' ? 'Generating…' : 'Generate report'}
+              </button>
+            </div>
+          </form>
+        )}
       </section>
+      {!readOnly && <SharingPanel inspection={inspection} />}
     </div>
   );
 }

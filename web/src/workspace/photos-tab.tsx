@@ -11,6 +11,7 @@ import { Empty, ErrorState, Loading } from '../components/states';
 import type { ApiProblem } from '../lib/api-problem';
 import { coords2dToRect, rectToCoords2d, type Rect } from '../lib/rect-coords';
 import type { TabProps } from '../pages/workspace';
+import { useReadOnly } from '../share/read-only';
 import { AnnotationForm } from './photos/annotation-form';
 import { PhotoViewer } from './photos/photo-viewer';
 import { allPages } from './photos/all-pages';
@@ -41,6 +42,8 @@ export function PhotosTab({ inspection, route }: TabProps) {
   const current = list.find((c) => c.photo_id === (route.photo ?? routed?.photo_id)) ?? list[0];
   const index = current ? list.indexOf(current) : -1;
   const [drawing, setDrawing] = useState(false);
+  // A share link's viewer: the photos and their annotations, nothing to draw, edit or delete.
+  const readOnly = useReadOnly();
   const [draft, setDraft] = useState<Rect>();
   const [editing, setEditing] = useState(false);
   const [deleteProblem, setDeleteProblem] = useState<ApiProblem>();
@@ -87,7 +90,7 @@ export function PhotosTab({ inspection, route }: TabProps) {
         const next = list[Math.min(list.length - 1, Math.max(0, index + step))];
         show(next.photo_id);
         event.preventDefault();
-      } else if (event.key === 'd' || event.key === 'D') {
+      } else if (!readOnly && (event.key === 'd' || event.key === 'D')) {
         setDrawing((d) => !d);
         setDraft(undefined);
       } else if (event.key === 'Escape') {
@@ -97,7 +100,7 @@ export function PhotosTab({ inspection, route }: TabProps) {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [list, index, show]);
+  }, [list, index, show, readOnly]);
 
   const onPhoto = useMemo(() => (annotations.data ?? []).filter((a) => current && a.photo_id === current.photo_id), [annotations.data, current]);
   const selected = onPhoto.find((a) => a.id === route.annotation);
@@ -215,7 +218,7 @@ export function PhotosTab({ inspection, route }: TabProps) {
           <>
             <h2 className="panel-title">Annotations ({onPhoto.length})</h2>
             {annotations.error && <ErrorState error={annotations.error} onRetry={annotations.reload} />}
-            {onPhoto.length === 0 && <p className="hint">None on this photo. Press “Draw annotation” (or D) and drag a rectangle on the photo.</p>}
+            {onPhoto.length === 0 && <p className="hint">None on this photo.{readOnly ? '' : ' Press “Draw annotation” (or D) and drag a rectangle on the photo.'}</p>}
             <ul className="annotation-list">
               {onPhoto.map((a) => (
                 <li key={a.id} className={a.id === selected?.id ? 'selected' : undefined}>
@@ -228,14 +231,16 @@ export function PhotosTab({ inspection, route }: TabProps) {
                       {a.name && <p>{a.name}</p>}
                       {a.description && <p>{a.description}</p>}
                       <p className="hint">{a.coords_3d ? `3D: ${a.coords_3d.x.toFixed(2)}, ${a.coords_3d.y.toFixed(2)}, ${a.coords_3d.z.toFixed(2)} m` : 'No 3D position'}</p>
-                      <div className="actions">
-                        <button type="button" onClick={() => setEditing(true)}>
-                          Edit
-                        </button>
-                        <button type="button" className="danger" onClick={() => remove(a)}>
-                          Delete
-                        </button>
-                      </div>
+                      {!readOnly && (
+                        <div className="actions">
+                          <button type="button" onClick={() => setEditing(true)}>
+                            Edit
+                          </button>
+                          <button type="button" className="danger" onClick={() => remove(a)}>
+                            Delete
+                          </button>
+                        </div>
+                      )}
                     </div>
                   )}
                 </li>

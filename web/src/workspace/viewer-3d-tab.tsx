@@ -18,6 +18,7 @@ import { closeRing, describe, type Point3 } from '../lib/measure-geometry';
 import { asPage } from '../lib/paging';
 import { offsetFromComments, type PlyCloud, type PlyMesh } from '../lib/ply';
 import type { TabProps } from '../pages/workspace';
+import { useReadOnly } from '../share/read-only';
 import { loadPlyCloud, loadPlyMesh } from './viewer3d/load-ply';
 import { InspectionScene, type SceneCamera, type Show, type Vec3 } from './viewer3d/scene';
 
@@ -73,6 +74,8 @@ export function Viewer3dTab({ inspection }: TabProps) {
   const [saveProblem, setSaveProblem] = useState<ApiProblem>();
   const [saved, setSaved] = useState(0);
   const down = useRef<{ x: number; y: number } | null>(null);
+  // A share link's viewer looks and does not measure (saving one is a write).
+  const readOnly = useReadOnly();
 
   // Load what the view shows.
   useEffect(() => {
@@ -241,15 +244,17 @@ export function Viewer3dTab({ inspection }: TabProps) {
         <button type="button" onClick={() => sceneRef.current?.fit()}>
           Fit view
         </button>
-        <label>
-          Measure{' '}
-          <select value={mode} onChange={(e) => (setMode(e.target.value as Mode), setDraft([]))} aria-label="Measure">
-            <option value="view">Off (orbit)</option>
-            <option value="Point">Point</option>
-            <option value="LineString">Line</option>
-            <option value="Polygon">Polygon</option>
-          </select>
-        </label>
+        {!readOnly && (
+          <label>
+            Measure{' '}
+            <select value={mode} onChange={(e) => (setMode(e.target.value as Mode), setDraft([]))} aria-label="Measure">
+              <option value="view">Off (orbit)</option>
+              <option value="Point">Point</option>
+              <option value="LineString">Line</option>
+              <option value="Polygon">Polygon</option>
+            </select>
+          </label>
+        )}
         <span className="hint">Drag to orbit, right-drag or Shift+drag to pan, wheel to zoom; arrow keys pan when the view has focus.</span>
       </div>
       <div className="viewer-3d-frame">

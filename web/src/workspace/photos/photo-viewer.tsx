@@ -7,6 +7,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type PointerEvent as ReactPointerEvent } from 'react';
 import { clientToPhoto, coords2dToRect, isUsableRect, rectFromCorners, zoomAbout, type Point, type Rect } from '../../lib/rect-coords';
 import type { Preview } from './previews';
+import { useReadOnly } from '../../share/read-only';
 
 export interface DrawnAnnotation {
   id: number;
@@ -53,6 +54,7 @@ export function PhotoViewer({
 }) {
   const frame = useRef<HTMLDivElement>(null);
   const image = useRef<HTMLImageElement>(null);
+  const readOnly = useReadOnly();
   const [view, setView] = useState<View>({ scale: 1, x: 0, y: 0 });
   const [fitScale, setFitScale] = useState(1);
   const [sketch, setSketch] = useState<{ start: Point; end: Point }>();
@@ -199,9 +201,11 @@ export function PhotoViewer({
   return (
     <div className="photo-viewer">
       <div className="viewer-tools" role="toolbar" aria-label="Photo tools">
-        <button type="button" aria-pressed={drawing} onClick={() => onDrawingChange(!drawing)} title="Draw a rectangle on the photo (D)" aria-keyshortcuts="D">
-          Draw annotation
-        </button>
+        {!readOnly && (
+          <button type="button" aria-pressed={drawing} onClick={() => onDrawingChange(!drawing)} title="Draw a rectangle on the photo (D)" aria-keyshortcuts="D">
+            Draw annotation
+          </button>
+        )}
         <button type="button" onClick={() => zoom(1.25)} aria-label="Zoom in" title="Zoom in (+)" aria-keyshortcuts="+">
           +
         </button>
