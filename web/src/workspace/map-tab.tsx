@@ -54,7 +54,7 @@ export function MapTab({ inspection }: TabProps) {
     );
   return (
     <Suspense fallback={<Loading label="Loading the map…" />}>
-      <p className="hint">Blue: the {cameras.data.length} camera positions; red: the asset. Click a camera to open its photo.</p>
+      <p className="hint">Blue: the {cameras.data.length} camera positions{readOnly ? '' : '; red: the asset'}. Click a camera to open its photo.</p>
       <p className="hint" data-testid="ortho-line">{orthoLine}</p>
       <PositionsMap height={560} label="Cameras and asset on a map" points={points} raster={raster} onSelect={(id) => id !== ASSET_POINT && navigate({ name: 'workspace', id: inspection.id, tab: 'photos', photo: id })} />
     </Suspense>
