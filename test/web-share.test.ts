@@ -10,13 +10,19 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { chromiumMissingReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 
 const SCREENSHOTS = process.env.WEB_SCREENSHOTS_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'oi-share-screens-'));
+
+const PHONE = { width: 390, height: 844 };
+
+function scrollWidth(page: Page): Promise<number> {
+  return page.evaluate(() => document.documentElement.scrollWidth);
+}
 
 function skipReason(): string | undefined {
   if (process.env.DATABASE_URL) return 'the browser tests run once, on the embedded database (CI runs them in its PGlite pass)';
@@ -90,6 +96,10 @@ describe('web console: share links', { skip: skipReason() }, () => {
     assert.match(await row.textContent() ?? '', new RegExp(`You \\(${account.username}\\)`), 'the creator is named');
     await panel.getByRole('table', { name: 'Share links' }).scrollIntoViewIfNeeded();
     await owner.screenshot('sharing-panel');
+    // On a phone the panel fits the width (its table scrolls inside it).
+    await owner.page.setViewportSize(PHONE);
+    assert.ok((await scrollWidth(owner.page)) <= PHONE.width, 'the Sharing panel does not widen a phone page');
+    await owner.screenshot('sharing-panel-phone');
 
     // A fresh context: no session, nothing stored. The viewer opens the inspection at its photo.
     const holder = await openWatchedPage(browser, { folder: path.join(SCREENSHOTS, 'holder') });
@@ -124,6 +134,11 @@ describe('web console: share links', { skip: skipReason() }, () => {
     assert.equal(await page.getByRole('region', { name: 'Sharing' }).count(), 0);
     await holder.screenshot('viewer-outputs');
     assert.deepEqual(holder.problems, [], 'the viewer made no failed call (no asset, no write)');
+    await page.getByRole('tab', { name: 'Photos' }).click();
+    await page.getByTestId('photo-image').waitFor();
+    await page.setViewportSize(PHONE);
+    assert.ok((await scrollWidth(page)) <= PHONE.width, 'the viewer does not widen a phone page');
+    await holder.screenshot('viewer-phone');
 
     // Revoked in the panel (confirmed): the link is no longer valid, on reload or at its next call.
     owner.page.once('dialog', (dialog) => void dialog.accept());

@@ -23,7 +23,8 @@ const LIFETIMES = [
 export function SharingPanel({ inspection }: { inspection: Inspection }) {
   const links = useLoad(
     () => allPages((page, page_size) => unwrap(api.GET('/v1/inspections/{id}/share_tokens/', { params: { path: { id: inspection.id }, query: { page, page_size } } })) as Promise<ShareLink[]>),
-    [inspection.id],
+    // A report that asks for its link makes one: listed once the report is done.
+    [inspection.id, inspection.report_status],
   );
   // Who made a link: the API names users by id; the signed-in user's own links say so by name.
   const me = useLoad(() => unwrap(api.GET('/v1/me/')), []);
