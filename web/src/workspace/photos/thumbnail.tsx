@@ -29,11 +29,18 @@ export function Thumbnail({ inspectionId, photoId, filename, selected, annotatio
   }, [selected]);
 
   return (
-    <button ref={button} type="button" className={selected ? 'thumb selected' : 'thumb'} aria-pressed={selected} onClick={onSelect} title={filename} aria-label={`${filename}${annotations ? `, ${annotations} annotation${annotations > 1 ? "s" : ""}` : ""}`} data-photo-id={photoId}>
+    <button ref={button} type="button" className={selected ? 'thumb selected' : 'thumb'} aria-pressed={selected} onClick={onSelect} title={filename} data-photo-id={photoId}>
       {url ? <img src={url} alt="" loading="lazy" decoding="async" onError={() => (setUrl(undefined), setFailed(true))} /> : <span className="thumb-placeholder">{failed ? 'No preview' : ''}</span>}
       <span className="thumb-label">
         {filename}
-        {annotations > 0 && <span className="badge">{annotations}</span>}
+        {/* The name read out is the text seen ("02.jpg 1 annotation"): no aria-label that differs from it. */}
+        {annotations > 0 && (
+          <span className="badge">
+            {' '}
+            {annotations}
+            <span className="visually-hidden"> annotation{annotations > 1 ? 's' : ''}</span>
+          </span>
+        )}
       </span>
     </button>
   );
