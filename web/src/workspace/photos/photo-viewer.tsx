@@ -1,6 +1,8 @@
 // A photo with its annotations as labelled rectangles: zoom (wheel, +/− buttons and keys, 0 to
 // fit), pan (drag; in draw mode drag with Shift or the middle button; arrow keys when zoomed in,
 // Shift+arrows always), and a draw mode (button or D) in which dragging draws a new rectangle.
+// Touch: one finger pans (or draws, in draw mode: the button stands in for the D key), two fingers
+// pinch to zoom about their middle and pan as it moves; a second finger cancels a rectangle begun.
 // The stage has the large preview's size (from the API); rectangles live in photo fractions
 // (lib/rect-coords.ts) in an SVG over the image, so they follow zoom and pan without maths here.
 // Zoomed in past the large preview's pixels, the original is loaded in its place.
@@ -60,6 +62,9 @@ export function PhotoViewer({
   const [sketch, setSketch] = useState<{ start: Point; end: Point }>();
   const [fullSrc, setFullSrc] = useState<string>();
   const drag = useRef<{ x: number; y: number; view: View } | null>(null);
+  /** The pointers down on the frame (fingers, or the mouse), by id: two make a pinch. */
+  const pointers = useRef(new Map<number, Point>());
+  const pinch = useRef<{ distance: number; middle: Point; view: View } | null>(null);
   const userMoved = useRef(false);
 
   const fit = useCallback(() => {
@@ -145,8 +150,29 @@ export function PhotoViewer({
     return () => element.removeEventListener('wheel', onWheel);
   }, []);
 
+  /** The two first pointers' distance and middle (relative to the frame). */
+  const twoPointers = () => {
+    const [a, b] = [...pointers.current.values()];
+    const box = frame.current!.getBoundingClientRect();
+    return { distance: Math.hypot(a.x - b.x, a.y - b.y), middle: { x: (a.x + b.x) / 2 - box.left, y: (a.y + b.y) / 2 - box.top } };
+  };
+
   const photoPoint = (event: ReactPointerEvent) => clientToPhoto({ x: event.clientX, y: event.clientY }, image.current!.getBoundingClientRect());
 
+  // Every pointer is counted on its way down (capture phase), also one that lands on an annotation
+  // (whose own handler stops the event): a second finger then makes a pinch wherever the first is.
+  function onPointerDownCapture(event: ReactPointerEvent<HTMLDivElement>) {
+    if (!photo || (event.button !== 0 && event.button !== 1)) return;
+    pointers.current.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    if (pointers.current.size < 2) return;
+    event.stopPropagation();
+    if (pointers.current.size > 2) return;
+    // A second finger: a pinch, instead of the rectangle or the pan the first one began.
+    frame.current?.setPointerCapture(event.pointerId);
+    setSketch(undefined);
+    drag.current = null;
+    pinch.current = { ...twoPointers(), view };
+  }
   function onPointerDown(event: ReactPointerEvent<HTMLDivElement>) {
     if (!photo || (event.button !== 0 && event.button !== 1)) return;
     frame.current?.setPointerCapture(event.pointerId);
@@ -160,7 +186,16 @@ export function PhotoViewer({
     }
   }
   function onPointerMove(event: ReactPointerEvent<HTMLDivElement>) {
-    if (sketch) setSketch({ ...sketch, end: photoPoint(event) });
+    if (pointers.current.has(event.pointerId)) pointers.current.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    if (pinch.current && pointers.current.size >= 2) {
+      const start = pinch.current;
+      const now = twoPointers();
+      if (!start.distance) return;
+      userMoved.current = true;
+      // Zoomed about where the fingers began, then moved as far as their middle has.
+      const zoomed = zoomAbout(start.view, now.distance / start.distance, start.middle, { min: fitScale / 4, max: Math.max(8, fitScale * 40) });
+      setView({ ...zoomed, x: zoomed.x + now.middle.x - start.middle.x, y: zoomed.y + now.middle.y - start.middle.y });
+    } else if (sketch) setSketch({ ...sketch, end: photoPoint(event) });
     else if (drag.current) {
       const d = drag.current;
       userMoved.current = true;
@@ -168,6 +203,13 @@ export function PhotoViewer({
     }
   }
   function onPointerUp(event: ReactPointerEvent<HTMLDivElement>) {
+    pointers.current.delete(event.pointerId);
+    if (pinch.current) {
+      // The pinch ends with its first finger lifted; the other one does nothing more until lifted.
+      if (pointers.current.size === 0) pinch.current = null;
+      else if (pointers.current.size === 1) drag.current = null;
+      if (pointers.current.size < 2) return;
+    }
     drag.current = null;
     if (!sketch) return;
     const rect = rectFromCorners(sketch.start, photoPoint(event));
@@ -230,10 +272,16 @@ export function PhotoViewer({
         aria-label={`Photo ${alt}${drawing ? ', draw mode: drag to draw a rectangle' : ''}`}
         aria-roledescription="photo viewer"
         data-testid="photo-frame"
+        onPointerDownCapture={onPointerDownCapture}
         onPointerDown={onPointerDown}
         onPointerMove={onPointerMove}
         onPointerUp={onPointerUp}
-        onPointerCancel={() => ((drag.current = null), setSketch(undefined))}
+        onPointerCancel={(event) => {
+          pointers.current.delete(event.pointerId);
+          if (pointers.current.size < 2) pinch.current = null;
+          drag.current = null;
+          setSketch(undefined);
+        }}
         onKeyDown={onKeyDown}
       >
         {photo && (
