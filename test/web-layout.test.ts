@@ -130,6 +130,8 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
     const report = await axeViolations(page);
     counts.push(`${size.name} ${name}: ${axeSummary(report)}`);
     if (width.scroll > width.inner) failures.push(`${name}: the page is ${width.scroll} px wide`);
+    const jumps = await headingJumps(page);
+    if (jumps.length) failures.push(`${name}: headings jump: ${jumps.join(', ')}`);
     for (const v of axeBlocking(report)) failures.push(`${name}: axe ${v.impact} ${v.id} (${v.help}) at ${v.where.join(' | ')}`);
   }
 
@@ -142,6 +144,7 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
       await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
       await page.locator('.leaflet-interactive').first().waitFor();
       await check(page, size, 'assets', failures);
+      failures.push(...(await unnamedFocusableInMap(page)).map((what) => `assets: focusable without a name: ${what}`));
 
       await page.getByRole('link', { name: 'Lund building' }).click();
       await page.getByRole('heading', { name: 'Lund building', level: 1 }).waitFor();
@@ -169,6 +172,7 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
       await page.getByRole('tab', { name: 'Map' }).click();
       await page.locator('.leaflet-interactive').first().waitFor();
       await check(page, size, 'workspace-map', failures);
+      failures.push(...(await unnamedFocusableInMap(page)).map((what) => `workspace-map: focusable without a name: ${what}`));
 
       await page.getByRole('tab', { name: '3D' }).click();
       await page.locator('canvas[data-points-loaded="441"]').waitFor({ timeout: 30_000 });
@@ -219,6 +223,7 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
     const at = (fx: number, fy: number) => ({ x: box.x + box.width * fx, y: box.y + box.height * fy });
     await touches(page, [[at(0.55, 0.6)], [at(0.65, 0.7)], [at(0.75, 0.8)]]);
     await page.getByLabel('Type').fill('corrosion');
+    assert.deepEqual(await headingJumps(page), [], "the annotation form's heading follows the page's");
     await page.getByRole('button', { name: 'Save annotation' }).click();
     await page.getByRole('button', { name: /#2 corrosion/ }).waitFor().catch(async (err) => {
       await page.screenshot({ path: path.join(SCREENSHOT_DIR ?? '/tmp', 'phone-touch-failure.png'), fullPage: true });
@@ -237,6 +242,29 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
     await page.context().close();
   });
 });
+
+/** Headings that come more than one level below the previous one ("h1 → h3 New annotation"). */
+async function headingJumps(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const jumps: string[] = [];
+    let previous = 0;
+    for (const heading of Array.from(document.querySelectorAll('h1, h2, h3, h4, h5, h6'))) {
+      const level = Number(heading.tagName[1]);
+      if (level > previous + 1) jumps.push(`h${previous} → h${level} ${heading.textContent?.trim()}`);
+      previous = level;
+    }
+    return jumps;
+  });
+}
+
+/** The map's elements that Tab reaches but that have no name (issue 29 §5: markers were such). */
+async function unnamedFocusableInMap(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll<HTMLElement | SVGElement>('.leaflet-container *'))
+      .filter((element) => element.tabIndex >= 0 && !element.getAttribute('aria-label') && !element.textContent?.trim() && !element.getAttribute('title'))
+      .map((element) => `<${element.tagName.toLowerCase()} class="${element.getAttribute('class') ?? ''}">`),
+  );
+}
 
 /**
  * Fingers put down at the first step's points, moved through the next steps, lifted: real touch

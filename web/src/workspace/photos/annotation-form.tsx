@@ -54,7 +54,7 @@ export function AnnotationForm({ inspectionId, photoId, coords, annotation, onSa
 
   return (
     <form className="annotation-form" onSubmit={submit} aria-label={annotation ? 'Edit annotation' : 'New annotation'} noValidate>
-      <h3>{annotation ? `Annotation #${annotation.number}` : 'New annotation'}</h3>
+      <h2>{annotation ? `Annotation #${annotation.number}` : 'New annotation'}</h2>
       <Field label="Type" name="type" problem={problem} hint="e.g. crack, corrosion">
         <input value={type} onChange={(e) => setType(e.target.value)} list={listId} maxLength={255} required autoFocus={!annotation} autoComplete="off" />
       </Field>
