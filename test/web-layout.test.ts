@@ -2,8 +2,10 @@
 // The console on a phone, a tablet and a desktop (issue 29 §1 and §5). One inspection is seeded
 // through the API (3 lund photos processed by the exif engine, which takes seconds; a small fixture
 // point cloud as its output, so the 3D tab draws without a reconstruction; an annotation and a
-// measurement), then every page is visited at 390x844, 768x1024 and 1280x800: sign-in, assets,
-// asset, upload, processing, the workspace's tabs and the allowance. On each: no sideways
+// measurement; a share link; a second inspection without photos, whose upload page shows the drop
+// zone), then every page is visited at 390x844, 768x1024, 1024x768 and 1280x800: sign-in, assets,
+// asset, upload (closed, and open), processing, the workspace's tabs, the allowance, and the share
+// link's read-only viewer (photos, outputs) in a context without a session. On each: no sideways
 // scrolling (the document no wider than the viewport) and axe-core finds no serious or critical
 // violation (the counts per page and size are printed). With SCREENSHOT_DIR set, a screenshot of
 // each page at each size goes there. Then, at 390x844 with touch: a rectangle drawn with a finger
@@ -26,10 +28,12 @@ import { resultTypeOf } from '../src/cloud/processing/result-types.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 
 const LUND = path.resolve(import.meta.dirname, '../../shared/datasets/lund/images');
+const LUND_PHOTOS = fs.existsSync(LUND) ? fs.readdirSync(LUND).filter((f) => /\.jpe?g$/i.test(f)).sort().map((f) => path.join(LUND, f)) : [];
 const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR;
 const SIZES = [
   { name: 'phone', width: 390, height: 844 },
   { name: 'tablet', width: 768, height: 1024 },
+  { name: 'tablet-landscape', width: 1024, height: 768 },
   { name: 'desktop', width: 1280, height: 800 },
 ];
 
@@ -60,6 +64,8 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
   let assetId: number;
   let inspectionId: number;
   let photoId: number;
+  let emptyInspectionId: number;
+  let sharePath: string;
   const problems: string[] = [];
   const counts: string[] = [];
 
@@ -71,8 +77,7 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
     const client = account.client;
     const asset = await client.createAsset({ name: 'Lund building', type: 1, latitude: '55.70584539', longitude: '13.19110000' } as never);
     const inspection = await client.createInspection({ asset: asset.id, name: 'Facade survey' });
-    const files = fs.readdirSync(LUND).filter((f) => /\.jpe?g$/i.test(f)).sort().slice(0, 3);
-    const keys = await client.upload(await client.storageCredentials(inspection.id), files.map((name) => ({ name, body: fs.readFileSync(path.join(LUND, name)) })));
+    const keys = await client.upload(await client.storageCredentials(inspection.id), LUND_PHOTOS.slice(0, 3).map((file) => ({ name: path.basename(file), body: fs.readFileSync(file) })));
     await client.register(inspection.id, keys);
     await client.process(inspection.id);
     const done = await client.waitUntilSettled(inspection.id, { timeoutMs: 90_000 });
@@ -84,6 +89,8 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
     photoId = (await client.cameras(inspection.id))[0].photo_id;
     await client.expect(201, 'POST', '/v1/annotations/', { type: 'crack', inspection: inspection.id, photo_id: photoId, severity_level: 3, data: { coords_2d: [[0.3, 0.3], [0.5, 0.3], [0.5, 0.5], [0.3, 0.5]] } });
     await client.expect(201, 'POST', `/v1/inspections/${inspection.id}/measurements/`, { annotations: [{ geometry: { type: 'Point', coordinates: [374_005, 6_176_005, 11] }, properties: { name: 'Corner of the roof' } }] });
+    sharePath = new URL((await client.expect(201, 'POST', `/v1/inspections/${inspection.id}/share_tokens/`, { label: 'layout' })).url).pathname;
+    emptyInspectionId = (await client.createInspection({ asset: asset.id, name: 'Second flight' })).id;
     assetId = asset.id;
     inspectionId = inspection.id;
     if (SCREENSHOT_DIR) fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -155,6 +162,15 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
       await page.goto(`${base}/#/inspections/${inspectionId}/upload`);
       await page.getByRole('heading', { name: 'Upload photos', level: 1 }).waitFor();
       await check(page, size, 'upload', failures);
+      await page.goto(`${base}/#/inspections/${emptyInspectionId}/upload`);
+      await page.getByLabel('Choose photos').waitFor();
+      await check(page, size, 'upload-open', failures);
+      if (size.name === 'phone') {
+        // Once, on the phone: two photos sent, the list of files and the Process section shown.
+        await page.getByLabel('Choose photos').setInputFiles(LUND_PHOTOS.slice(3, 5));
+        await page.getByTestId('registered-count').filter({ hasText: '2 registered' }).waitFor({ timeout: 60_000 });
+        await check(page, size, 'upload-sent', failures);
+      }
 
       await page.goto(`${base}/#/inspections/${inspectionId}/processing`);
       await page.getByTestId('processing-summary').getByText('Photos placed').waitFor();
@@ -191,6 +207,17 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
       await page.getByRole('cell', { name: 'spent' }).first().waitFor();
       await check(page, size, 'allowance', failures);
       await page.context().close();
+
+      // The share link's viewer, in a context with no session (as its recipient opens it).
+      const shared = await newPage(size);
+      await shared.goto(`${base}${sharePath}`);
+      await shared.getByRole('heading', { name: 'Facade survey', level: 1 }).waitFor();
+      await shared.waitForFunction(() => (document.querySelector('[data-testid=photo-image]') as HTMLImageElement | null)?.complete === true);
+      await check(shared, size, 'share-photos', failures);
+      await shared.getByRole('tab', { name: 'Outputs & report' }).click();
+      await shared.getByRole('heading', { name: 'Report' }).waitFor();
+      await check(shared, size, 'share-outputs', failures);
+      await shared.context().close();
       assert.deepEqual(failures, [], `at ${size.width}x${size.height}`);
     });
   }
