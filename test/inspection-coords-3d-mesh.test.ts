@@ -2,8 +2,12 @@
 // synthetic street scene in absolute UTM coordinates, stored the way processing records it (the
 // delivered `3d_mesh_ply` written by the cloud's writer, a LAS point cloud, a calibrated camera):
 // - a facade 10 m north of the camera, meshed, with a window-sized hole; the point cloud is a
-//   plane 2 m behind it, so every answer says which model it came from;
-// - a rectangle on the facade -> the point where its centre's ray meets the mesh (to 1 mm);
+//   plane 0.5 m behind it (close enough to back the mesh: within UNSUPPORTED_MESH_GAP of its
+//   depth), so every answer says which model it came from;
+// - a rectangle on the facade -> the point where its centre's ray meets the mesh (to 1 mm); one
+//   whose centre falls on a small spike of the mesh -> the facade still (the median depth of the
+//   rectangle's rays); a sheet of mesh 3 m before the facade with no point of the cloud near it
+//   (Poisson's made-up surface) -> the cloud's point;
 // - a rectangle on the hole (the ray misses the mesh), no mesh, a truncated mesh, a mesh whose
 //   header claims a billion faces, a file that is not PLY -> the cloud's point behind, never a 5xx.
 // Plus the ray hierarchy (shared/mesh/mesh-bvh.ts) against brute force on a random triangle soup.
@@ -25,10 +29,10 @@ import { seededRandom } from '../src/shared/seeded-random.ts';
 const UTM15N = { name: 'WGS 84 / UTM zone 15N', wkt: 'PROJCS["WGS 84 / UTM zone 15N"]', type: 'projected', proj4: '+proj=utm +zone=15 +datum=WGS84 +units=m +no_defs', axis_order: ['east', 'north'], unit_factor: 1 };
 // The camera stands at (E, N, Z + 1.5) looking north; the facade is the plane y = N + 10 from
 // x = E - 10 to E + 10 and z = Z to Z + 8, with a hole x in [E - 3, E - 1], z in [Z + 1, Z + 2.5];
-// the cloud is the plane y = N + 12.
+// the cloud is the plane y = N + 10.5.
 const [E, N, Z] = [500_000, 4_500_000, 100];
 const FACADE = N + 10;
-const BEHIND = N + 12;
+const BEHIND = N + 10.5;
 const CALIBRATION = {
   width: 1000,
   height: 750,
@@ -42,8 +46,8 @@ const CALIBRATION = {
   ],
 };
 
-/** The facade: 1 m squares, two triangles each, but for the hole's. */
-function facade() {
+/** The facade: 1 m squares, two triangles each, but for the hole's; plus `extra` squares [x0, z0, side, y] (a spike, a sheet). */
+function facade(extra: [number, number, number, number][] = []) {
   const positions: number[] = [];
   const indices: number[] = [];
   const vertex = (x: number, z: number) => (positions.push(E + x, FACADE, Z + z), positions.length / 3 - 1);
@@ -54,10 +58,15 @@ function facade() {
       indices.push(a, b, c, a, c, d);
     }
   }
+  for (const [x0, z0, side, y] of extra) {
+    const first = positions.length / 3;
+    positions.push(E + x0, y, Z + z0, E + x0 + side, y, Z + z0, E + x0 + side, y, Z + z0 + side, E + x0, y, Z + z0 + side);
+    indices.push(first, first + 1, first + 2, first, first + 2, first + 3);
+  }
   return { vertexCount: positions.length / 3, positions: Float64Array.from(positions), colors: null, faceCount: indices.length / 3, indices: Uint32Array.from(indices) };
 }
 
-/** The cloud: a 0.1 m grid on the plane 2 m behind the facade. */
+/** The cloud: a 0.1 m grid on the plane 0.5 m behind the facade. */
 function behind() {
   const cloud = createPointCloud(201 * 81, false);
   let i = 0;
@@ -96,6 +105,11 @@ describe('coords_3d on the mesh', () => {
     await writePlyMeshFile(meshFile, facade(), ['coordinate system: WGS 84 / UTM zone 15N']);
     const mesh = fs.readFileSync(meshFile);
     await system.store.putObject(bucket, 'coords3d-mesh/mesh.ply', mesh);
+    // A 0.2 m spike 0.4 m before the facade around (E + 2, Z + 2.25) (pixel (700, 300)); a 4 m sheet 3 m before it at the same place.
+    for (const [name, extra] of [['spike.ply', [[1.9, 2.15, 0.2, FACADE - 0.4]]], ['sheet.ply', [[0, 1, 4, FACADE - 3]]]] as const) {
+      await writePlyMeshFile(path.join(tmp, name), facade(extra.map((e) => [...e] as [number, number, number, number])), ['coordinate system: WGS 84 / UTM zone 15N']);
+      await system.store.putObject(bucket, `coords3d-mesh/${name}`, fs.readFileSync(path.join(tmp, name)));
+    }
     await system.store.putObject(bucket, 'coords3d-mesh/truncated.ply', mesh.subarray(0, mesh.length - 100));
     const header = mesh.subarray(0, mesh.indexOf('end_header')).toString('latin1').replace(/element face \d+/, 'element face 1000000000');
     await system.store.putObject(bucket, 'coords3d-mesh/billion.ply', Buffer.concat([Buffer.from(header, 'latin1'), mesh.subarray(mesh.indexOf('end_header'))]));
@@ -107,7 +121,7 @@ describe('coords_3d on the mesh', () => {
   });
 
   /** coords_3d of the rectangle around (u, v) with `mesh` (a key under coords3d-mesh/, or none) recorded as the reconstruction's mesh. */
-  async function locate(mesh: string | null, u: number, v: number) {
+  async function locate(mesh: string | null, u: number, v: number, half = 8) {
     const bucket = system.config.storageBucket;
     const reconstruction = {
       engine: 'test',
@@ -120,7 +134,7 @@ describe('coords_3d on the mesh', () => {
       clipped_point_cloud: null,
     };
     await system.inspection.inspectionRows.recordReconstruction(inspectionId, reconstruction as never);
-    const created = await account.client.expect(201, 'POST', '/v1/annotations/?coords_3d=true', { type: 'Crack', inspection: inspectionId, photo_id: photoId, data: { coords_2d: rectangle(u, v) } });
+    const created = await account.client.expect(201, 'POST', '/v1/annotations/?coords_3d=true', { type: 'Crack', inspection: inspectionId, photo_id: photoId, data: { coords_2d: rectangle(u, v, half) } });
     return created.coords_3d as { x: number; y: number; z: number } | null;
   }
 
@@ -134,10 +148,21 @@ describe('coords_3d on the mesh', () => {
     assert.ok(low && Math.hypot(low.x - (E - 4), low.y - FACADE, low.z - (Z + 0.5)) < 0.001, JSON.stringify(low));
   });
 
+  it('a spike under the rectangle centre is outvoted by the rest of it; a sheet the cloud does not back is set aside', async () => {
+    // The centre's ray alone meets the spike 0.4 m before the facade; 24 of the 25 rays meet the facade.
+    // The centre ray at the rays' median depth: on the facade give or take 2 cm (the oblique rays'
+    // depths along the centre ray are not exactly symmetric about it), not on the spike.
+    const spiked = await locate('spike.ply', 700, 300, 40);
+    assert.ok(spiked && Math.hypot(spiked.x - (E + 2), spiked.y - FACADE, spiked.z - (Z + 2.25)) < 0.02, JSON.stringify(spiked));
+    // Every ray meets the sheet 3 m before the facade; the cloud's nearest point in the cone is 3.5 m behind it.
+    const sheeted = await locate('sheet.ply', 700, 300);
+    assert.ok(sheeted && Math.abs(sheeted.y - BEHIND) < 0.001, JSON.stringify(sheeted));
+  });
+
   it('falls back to the point cloud when the ray misses the mesh or there is no readable mesh', async () => {
     // Through the hole: (E - 2, FACADE, Z + 1.75) is pixel (300, 350); the cloud behind it is met at
-    // (E - 2.4, BEHIND, Z + 1.8) (the ray continued 2 m), give or take the grid's 0.1 m.
-    const expected = [E - 2.4, BEHIND, Z + 1.8];
+    // (E - 2.1, BEHIND, Z + 1.7625) (the ray continued 0.5 m), give or take the grid's 0.1 m.
+    const expected = [E - 2.1, BEHIND, Z + 1.7625];
     for (const mesh of ['mesh.ply', null, 'truncated.ply', 'billion.ply', 'not-ply.ply', 'missing.ply']) {
       const p = await locate(mesh, 300, 350);
       assert.ok(p, `${mesh}: coords_3d`);
