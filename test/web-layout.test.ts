@@ -228,6 +228,7 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
     await signIn(page, `#/inspections/${inspectionId}?photo=${photoId}`);
     const image = page.getByTestId('photo-image');
     await page.waitForFunction(() => (document.querySelector('[data-testid=photo-image]') as HTMLImageElement | null)?.complete === true);
+    await page.getByText('Pinch to zoom · drag to pan').waitFor();
     // Pinch: two fingers 60 px apart move to 180 px apart about the same middle: the photo is 3x larger.
     const zoomLevel = async () => Number((await page.getByLabel('Zoom level').innerText()).replace(/[^0-9]/g, ''));
     const fitted = await zoomLevel();

@@ -255,7 +255,10 @@ export function Viewer3dTab({ inspection }: TabProps) {
             </select>
           </label>
         )}
-        <span className="hint">Drag to orbit, right-drag or Shift+drag to pan, wheel to zoom; arrow keys pan when the view has focus.</span>
+        <span className="hint">
+          {/* OrbitControls takes touch as well: one finger orbits, two pinch to zoom and move to pan. */}
+          {matchMedia('(pointer: coarse)').matches ? 'Drag a finger to orbit; pinch with two to zoom, move them to pan.' : 'Drag to orbit, right-drag or Shift+drag to pan, wheel to zoom; arrow keys pan when the view has focus.'}
+        </span>
       </div>
       <div className="viewer-3d-frame">
         <canvas

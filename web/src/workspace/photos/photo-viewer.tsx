@@ -27,6 +27,9 @@ interface View {
 
 const PAN_STEP = 60;
 
+/** A screen worked with fingers (phone, tablet): the hints name pinching rather than the wheel and keys. */
+const TOUCH = typeof matchMedia === 'function' && matchMedia('(pointer: coarse)').matches;
+
 export function PhotoViewer({
   photo,
   original,
@@ -261,7 +264,13 @@ export function PhotoViewer({
           {percent} %
         </span>
         <span className="hint" aria-live="polite" title="Wheel or +/− zoom · drag to pan (Shift+drag in draw mode; arrows when zoomed) · ←/→, j/k, PageUp/PageDown other photos · D draw · 0 fit">
-          {drawing ? 'Drag on the photo to draw a rectangle (Esc to stop)' : 'Wheel or +/− zoom · drag to pan (arrows when zoomed) · ←/→ or j/k other photos'}
+          {TOUCH
+            ? drawing
+              ? 'Drag a finger on the photo to draw a rectangle'
+              : 'Pinch to zoom · drag to pan · “Draw annotation”, then drag a finger'
+            : drawing
+              ? 'Drag on the photo to draw a rectangle (Esc to stop)'
+              : 'Wheel or +/− zoom · drag to pan (arrows when zoomed) · ←/→ or j/k other photos'}
         </span>
       </div>
       <div
