@@ -138,7 +138,7 @@ describe('inspection service: reports', () => {
     if (!requireTool(t, '/usr/bin/pdftoppm', 'poppler-utils')) return;
     const text = (await run('/usr/bin/pdftotext', ['-layout', pdfPath, '-'])).stdout;
     const flat = text.replace(/\s+/g, ' ');
-    for (const expected of ['Inspection report', 'Tower 17 Lausanne', 'Share link (read-only)', 'By severity: Very low 0, Low 0, Medium 0, High 1, Critical 1, None 1', '#1 Corrosion - Rust on leg A', '#2 Crack - Weld crack', '#3 Vegetation - Hidden ivy', 'Severity: 4 (High)', 'Surface rust near the base plate', 'https://tickets.example.org/42', 'Base plate', 'area 4.00 m2', 'length 30.00 m', 'No inventory items', `${account.username}@example.test`]) {
+    for (const expected of ['Inspection report', 'Tower 17 Lausanne', 'Share link (read-only)', 'By severity: Very low 0, Low 0, Medium 0, High 1, Critical 1, Not assessed 1', '#1 Corrosion - Rust on leg A', '#2 Crack - Weld crack', '#3 Vegetation - Hidden ivy', 'Severity: 4 (High)', 'Surface rust near the base plate', 'https://tickets.example.org/42', 'Base plate', 'area 4.00 m2', 'length 30.00 m', 'No inventory items', `${account.username}@example.test`]) {
       assert.ok(flat.includes(expected), `PDF text has "${expected}"`);
     }
     const images = (await run('/usr/bin/pdfimages', ['-list', pdfPath])).stdout.trim().split('\n').slice(2);

@@ -7,11 +7,11 @@
 // at start: most processes never draw one (bench/README.md, "Memory").
 import type { ReportAnnotation, ReportData } from './report-data.ts';
 import type { Crop } from './photo-crops.ts';
+import { severityName } from './severity-names.ts';
 
 /** An annotation's crop (photo-crops.ts), or why there is none; null: the annotation has no photo. */
 export type CropSource = (annotation: ReportAnnotation) => Promise<Crop | null>;
 
-const SEVERITY = ['None', 'Very low', 'Low', 'Medium', 'High', 'Critical'];
 const CROP_MAX_HEIGHT = 280;
 
 export async function createReportDocument(data: ReportData): Promise<PDFKit.PDFDocument> {
@@ -87,8 +87,8 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
     if (data.annotations.length === 0) doc.text('No annotations.');
     const summary = data.image_annotations?.severity_summary;
     if (summary && data.annotations.length > 0) {
-      const levels = ([1, 2, 3, 4, 5] as const).map((level) => `${SEVERITY[level]} ${summary[`level_${level}`]}`);
-      field('By severity', [...levels, `${SEVERITY[0]} ${summary.other}`].join(', '));
+      const levels = ([1, 2, 3, 4, 5] as const).map((level) => `${severityName(level)} ${summary[`level_${level}`]}`);
+      field('By severity', [...levels, `${severityName(0)} ${summary.other}`].join(', '));
     }
     for (const annotation of data.annotations) {
       const found = await crops(annotation).catch(() => null);
@@ -102,7 +102,7 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
         .fontSize(11)
         .text(latin(`#${annotation.number}  ${annotation.type}${annotation.name ? ` - ${annotation.name}` : ''}`), left);
       doc.font('Helvetica').fontSize(9);
-      field('Severity', `${annotation.severity_level} (${SEVERITY[annotation.severity_level] ?? ''})`);
+      field('Severity', `${annotation.severity_level} (${severityName(annotation.severity_level)})`);
       field('Photo', annotation.photo.filename ?? `photo ${annotation.photo.photo_id}`);
       field('Description', annotation.description);
       for (const link of annotation.links) field('Link', `${link.description ? `${link.description}: ` : ''}${link.link}`);

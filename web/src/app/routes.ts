@@ -7,11 +7,12 @@ export type Route =
   | { name: 'asset'; id: number }
   | { name: 'upload'; id: number }
   | { name: 'processing'; id: number }
-  | { name: 'workspace'; id: number; tab: WorkspaceTab; photo?: number; annotation?: number }
+  // type and severity: the annotation list's filter (lib/annotation-filters.ts reads them).
+  | { name: 'workspace'; id: number; tab: WorkspaceTab; photo?: number; annotation?: number; type?: string; severity?: string }
   | { name: 'allowance' }
   | { name: 'not-found'; path: string };
 
-export const WORKSPACE_TABS = ['photos', 'map', '3d', 'measurements', 'outputs'] as const;
+export const WORKSPACE_TABS = ['photos', 'annotations', 'map', '3d', 'measurements', 'outputs'] as const;
 export type WorkspaceTab = (typeof WORKSPACE_TABS)[number];
 
 const ID = '([1-9][0-9]{0,9})';
@@ -37,6 +38,8 @@ export function parseRoute(hash: string): Route {
       tab: (WORKSPACE_TABS as readonly string[]).includes(tab ?? '') ? (tab as WorkspaceTab) : 'photos',
       photo: int(query.get('photo')),
       annotation: int(query.get('annotation')),
+      ...(query.get('type') ? { type: query.get('type')! } : {}),
+      ...(query.get('severity') ? { severity: query.get('severity')! } : {}),
     };
   }
   if (path === '/allowance') return { name: 'allowance' };
@@ -62,7 +65,7 @@ export function routeHref(route: Route): string {
     case 'processing':
       return `#/inspections/${route.id}/processing`;
     case 'workspace':
-      return `#/inspections/${route.id}${q({ tab: route.tab === 'photos' ? undefined : route.tab, photo: route.photo, annotation: route.annotation })}`;
+      return `#/inspections/${route.id}${q({ tab: route.tab === 'photos' ? undefined : route.tab, photo: route.photo, annotation: route.annotation, type: route.type, severity: route.severity })}`;
     case 'allowance':
       return '#/allowance';
     case 'not-found':

@@ -23,6 +23,7 @@ export interface TabProps {
 
 const TABS: { id: WorkspaceTab; label: string }[] = [
   { id: 'photos', label: 'Photos' },
+  { id: 'annotations', label: 'Annotations' },
   { id: 'map', label: 'Map' },
   { id: '3d', label: '3D' },
   { id: 'measurements', label: 'Measurements' },
@@ -30,6 +31,7 @@ const TABS: { id: WorkspaceTab; label: string }[] = [
 ];
 
 const PhotosTab = lazy(() => import('../workspace/photos-tab').then((m) => ({ default: m.PhotosTab })));
+const AnnotationsList = lazy(() => import('../workspace/annotations-list').then((m) => ({ default: m.AnnotationsList })));
 const MapTab = lazy(() => import('../workspace/map-tab').then((m) => ({ default: m.MapTab })));
 const Viewer3dTab = lazy(() => import('../workspace/viewer-3d-tab').then((m) => ({ default: m.Viewer3dTab })));
 const MeasurementsTab = lazy(() => import('../workspace/measurements-tab').then((m) => ({ default: m.MeasurementsTab })));
@@ -94,6 +96,7 @@ export function WorkspacePage({ route }: { route: WorkspaceRoute }) {
       <div role="tabpanel" id="workspace-panel" aria-labelledby={`tab-${route.tab}`} className="tab-panel">
         <Suspense fallback={<Loading />}>
           {route.tab === 'photos' && <PhotosTab {...props} />}
+          {route.tab === 'annotations' && <AnnotationsList {...props} />}
           {route.tab === 'map' && <MapTab {...props} />}
           {route.tab === '3d' && <Viewer3dTab {...props} />}
           {route.tab === 'measurements' && <MeasurementsTab {...props} />}

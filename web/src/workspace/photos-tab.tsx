@@ -9,6 +9,7 @@ import { navigate } from '../app/navigation';
 import { useLoad } from '../app/use-load';
 import { Empty, ErrorState, Loading } from '../components/states';
 import type { ApiProblem } from '../lib/api-problem';
+import { severityName } from '../lib/severity';
 import { coords2dToRect, rectToCoords2d, type Rect } from '../lib/rect-coords';
 import type { TabProps } from '../pages/workspace';
 import { useReadOnly } from '../share/read-only';
@@ -225,7 +226,7 @@ export function PhotosTab({ inspection, route }: TabProps) {
                   <button type="button" className="link" aria-pressed={a.id === selected?.id} onClick={() => show(current?.photo_id, a.id)}>
                     #{a.number} {a.type}
                   </button>{' '}
-                  <span className={`badge severity-${a.severity_level}`}>severity {a.severity_level}</span>
+                  <span className={`badge severity-${a.severity_level}`}>{severityName(a.severity_level)}</span>
                   {a.id === selected?.id && (
                     <div className="annotation-detail">
                       {a.name && <p>{a.name}</p>}

@@ -1,5 +1,6 @@
 // The fields of an annotation: type (with the user's and default types as suggestions), severity
-// 0..5, name, description, ticket links (`data.links`: [{link, description}]). Creates
+// 0..5 (named by lib/severity.ts, as in the PDF; new ones start at the spec's default 0, "Not
+// assessed"), name, description, ticket links (`data.links`: [{link, description}]). Creates
 // (POST /v1/annotations/?coords_3d=true, photo_id from the camera) or updates (PATCH). The API's
 // errors are shown under the field they name (data.links.1.link under the second link).
 import { useId, useState, type FormEvent } from 'react';
@@ -8,9 +9,9 @@ import { useLoad } from '../../app/use-load';
 import { Field, FormErrors } from '../../components/field';
 import type { ApiProblem } from '../../lib/api-problem';
 import type { Coords2d } from '../../lib/rect-coords';
+import { SEVERITY_NAMES, severityOption } from '../../lib/severity';
 
 const FIELDS = ['type', 'severity_level', 'name', 'description', 'data.links'];
-const SEVERITIES = ['0 · none', '1 · minor', '2 · low', '3 · medium', '4 · high', '5 · critical'];
 
 interface Link {
   link: string;
@@ -63,11 +64,11 @@ export function AnnotationForm({ inspectionId, photoId, coords, annotation, onSa
           <option key={t.type} value={t.type} />
         ))}
       </datalist>
-      <Field label="Severity" name="severity_level" problem={problem}>
+      <Field label="Severity" name="severity_level" problem={problem} hint="“Not assessed” until you grade it: the Annotations tab finds the ones left">
         <select value={severity} onChange={(e) => setSeverity(e.target.value)}>
-          {SEVERITIES.map((label, s) => (
-            <option key={s} value={s}>
-              {label}
+          {SEVERITY_NAMES.map((_, level) => (
+            <option key={level} value={level}>
+              {severityOption(level)}
             </option>
           ))}
         </select>

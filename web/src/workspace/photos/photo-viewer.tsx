@@ -6,6 +6,7 @@
 // The stage has the large preview's size (from the API); rectangles live in photo fractions
 // (lib/rect-coords.ts) in an SVG over the image, so they follow zoom and pan without maths here.
 // Zoomed in past the large preview's pixels, the original is loaded in its place.
+import { severityName } from '../../lib/severity';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type PointerEvent as ReactPointerEvent } from 'react';
 import { clientToPhoto, coords2dToRect, isUsableRect, rectFromCorners, zoomAbout, type Point, type Rect } from '../../lib/rect-coords';
 import type { Preview } from './previews';
@@ -315,7 +316,7 @@ export function PhotoViewer({
                       onSelect(a.id);
                     }}
                   >
-                    <title>{`#${a.number} ${a.type} (severity ${a.severity})`}</title>
+                    <title>{`#${a.number} ${a.type} (${severityName(a.severity)})`}</title>
                   </rect>
                 );
               })}

@@ -1,0 +1,152 @@
+/// <reference lib="dom" />
+// Finding things (issue 29 §4) and one severity vocabulary (§2). Unit tests: the annotation list's
+// filter, counts per severity, order and address round trip (web/src/lib/annotation-filters.ts);
+// the console's and the PDF's severity names are the same list (two copies, one per build). One
+// short browser test: the workspace's Annotations tab lists the inspection's annotations (seeded
+// through the API, the quick `exif` processing, no reconstruction), counts them per severity,
+// filters by severity and type, and a row opens the photo at its annotation; Back returns to the
+// same filtered list. The browser part runs once (on PGlite), as the other browser tests.
+import { after, before, describe, it, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import os from 'node:os';
+import fs from 'node:fs';
+import type { Browser } from 'playwright-core';
+import { countBySeverity, filterAnnotations, filterParams, parseFilter, sortForReview, typesPresent, type ListedAnnotation } from '../web/src/lib/annotation-filters.ts';
+import { SEVERITY_NAMES as CONSOLE_NAMES, severityName, severityOption } from '../web/src/lib/severity.ts';
+import { SEVERITY_NAMES as REPORT_NAMES } from '../src/inspection/reports/severity-names.ts';
+import { parseRoute, routeHref } from '../web/src/app/routes.ts';
+import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
+import { chromiumMissingReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
+import { ensureConsoleBuilt } from '../scripts/console-build.ts';
+
+const at = (id: number, type: string, severity_level: number, photo_id = 100 + id): ListedAnnotation => ({ id, number: id, type, severity_level, photo_id });
+const SAMPLE = [at(1, 'crack', 2), at(2, 'Corrosion', 5), at(3, 'corrosion', 0), at(4, 'Crack ', 5), at(5, 'bird nest', 3)];
+
+test('severity: the console and the PDF report use the same names, 0 is "Not assessed" (not a harmless "None")', () => {
+  assert.deepEqual([...CONSOLE_NAMES], [...REPORT_NAMES]);
+  assert.equal(CONSOLE_NAMES.length, 6, 'severity_level 0..5 (spec)');
+  assert.equal(severityName(0), 'Not assessed');
+  assert.equal(severityName(4), 'High');
+  assert.equal(severityName(9), 'Level 9', 'an unknown level is never blank');
+  assert.equal(severityOption(5), 'Critical (5)');
+});
+
+test('annotation filter: by type (case and spaces ignored) and by any of the ticked severities; none ticked keeps all', () => {
+  const ids = (filter: Parameters<typeof filterAnnotations>[1]) => filterAnnotations(SAMPLE, filter).map((a) => a.id);
+  assert.deepEqual(ids({ type: '', severities: [] }), [1, 2, 3, 4, 5]);
+  assert.deepEqual(ids({ type: 'CRACK', severities: [] }), [1, 4]);
+  assert.deepEqual(ids({ type: '', severities: [5, 0] }), [2, 3, 4]);
+  assert.deepEqual(ids({ type: 'corrosion', severities: [5] }), [2]);
+  assert.deepEqual(ids({ type: 'rust', severities: [] }), []);
+});
+
+test('annotation counts: every level 0..5 present, counted within the chosen type only, ignoring the severity filter', () => {
+  assert.deepEqual([...countBySeverity(SAMPLE)], [[5, 2], [4, 0], [3, 1], [2, 1], [1, 0], [0, 1]], 'most severe first, zeros kept');
+  assert.deepEqual([...countBySeverity(SAMPLE, 'crack')], [[5, 1], [4, 0], [3, 0], [2, 1], [1, 0], [0, 0]]);
+  assert.deepEqual([...countBySeverity([])].map(([, n]) => n), [0, 0, 0, 0, 0, 0]);
+});
+
+test('annotation types: each once whatever its case, counted, most frequent first; the list most severe first, then by number', () => {
+  assert.deepEqual(typesPresent(SAMPLE), [{ type: 'Corrosion', count: 2 }, { type: 'crack', count: 2 }, { type: 'bird nest', count: 1 }]);
+  assert.deepEqual(sortForReview(SAMPLE).map((a) => a.id), [2, 4, 5, 1, 3]);
+});
+
+test('annotation filter in the address: round trip through the route; unreadable severities ignored', () => {
+  const filter = { type: 'Crack', severities: [4, 5] };
+  const href = routeHref({ name: 'workspace', id: 7, tab: 'annotations', ...filterParams(filter) });
+  assert.equal(href, '#/inspections/7?tab=annotations&type=Crack&severity=5%2C4');
+  const route = parseRoute(href);
+  assert.equal(route.name, 'workspace');
+  assert.deepEqual(parseFilter(route as { type?: string; severity?: string }), { type: 'Crack', severities: [5, 4] });
+  assert.deepEqual(parseFilter({ severity: '9,x,3,3,-1' }), { type: '', severities: [3] });
+  assert.deepEqual(filterParams({ type: '', severities: [] }), { type: undefined, severity: undefined });
+  assert.deepEqual(parseRoute('#/inspections/7?tab=annotations'), { name: 'workspace', id: 7, tab: 'annotations', photo: undefined, annotation: undefined });
+});
+
+function skipReason(): string | undefined {
+  if (process.env.DATABASE_URL) return 'the browser tests run once, on the embedded database (CI runs them in its PGlite pass)';
+  const chromium = chromiumMissingReason();
+  if (chromium) {
+    if (process.env.CI === 'true') throw new Error(`${chromium}; CI must install it`);
+    return chromium;
+  }
+  return undefined;
+}
+
+describe('web console: the annotation list', { skip: skipReason() }, () => {
+  const screens = process.env.WEB_SCREENSHOTS_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'oi-annotation-list-'));
+  let system: TestSystem;
+  let account: TestAccount;
+  let browser: Browser;
+  let watched: WatchedPage | undefined;
+  let inspectionId: number;
+  const annotations: { id: number; photo_id: number }[] = [];
+
+  before(async () => {
+    await ensureConsoleBuilt({ quiet: true });
+    system = await startTestSystem();
+    account = await system.newAccount();
+    const processed = await processedInspection(account, { name: 'Tower 3 survey' }, { name: 'Tower 3' });
+    inspectionId = processed.inspection.id;
+    const square = (x: number) => [[x, 0.2], [x + 0.2, 0.2], [x + 0.2, 0.4], [x, 0.4]];
+    // Four annotations over two photos: two critical (one crack, one corrosion), a medium crack, one left at the default.
+    const seeds = [
+      { type: 'Crack', severity_level: 5, photo: 0, name: 'Weld crack' },
+      { type: 'Corrosion', severity_level: 5, photo: 1, name: 'Flange rust' },
+      { type: 'Crack', severity_level: 3, photo: 1, name: 'Hairline' },
+      { type: 'Corrosion', photo: 0, name: 'Bolt' },
+    ];
+    for (const [i, seed] of seeds.entries()) {
+      const { photo, ...fields } = seed;
+      const photo_id = processed.cameras[photo].photo_id;
+      const made = await account.client.expect(201, 'POST', '/v1/annotations/', { ...fields, inspection: inspectionId, photo_id, data: { coords_2d: square(0.1 + i * 0.15) } });
+      annotations.push({ id: made.id, photo_id });
+    }
+    browser = await launchChromium();
+  });
+  after(async () => {
+    if (watched?.problems.length) console.log(`# browser console: ${JSON.stringify(watched.problems)}`);
+    await browser?.close();
+    if (system) assertNoServerErrors(system);
+    await system?.stop();
+  });
+
+  it('counts per severity, filters by severity and type, and a row opens the photo at its annotation', async () => {
+    watched = await openWatchedPage(browser, { folder: screens });
+    const { page } = watched;
+    await page.goto(`${system.urls.inspection}/#/signin?next=${encodeURIComponent(`#/inspections/${inspectionId}?tab=annotations`)}`);
+    await page.getByLabel('Username').fill(account.username);
+    await page.getByLabel('Password').fill(account.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('tab', { name: 'Annotations', selected: true }).waitFor();
+    await page.getByText('4 annotations, most severe first.').waitFor();
+    const count = (level: number) => page.locator(`.severity-count[data-severity="${level}"]`).textContent();
+    assert.deepEqual(await Promise.all([5, 4, 3, 2, 1, 0].map(count)), ['2', '0', '1', '0', '0', '1']);
+    const rows = page.getByRole('table').getByRole('link');
+    assert.deepEqual(await rows.allTextContents(), ['#1 Crack', '#2 Corrosion', '#3 Crack', '#4 Corrosion'], 'critical first, then by number');
+    assert.equal(await page.getByRole('table').getByText('Not assessed').count(), 1, 'the default severity reads "Not assessed"');
+    await watched.screenshot('annotation-list');
+
+    await page.getByRole('checkbox', { name: /Critical/ }).check();
+    await page.getByText('2 of 4 annotations match, most severe first.').waitFor();
+    await page.getByLabel('Type').selectOption({ label: 'Corrosion (2)' });
+    await page.getByText('1 of 4 annotations match, most severe first.').waitFor();
+    assert.deepEqual(await Promise.all([5, 3, 0].map(count)), ['1', '0', '1'], 'the counts follow the type, not the ticked severities');
+    assert.match(page.url(), /tab=annotations&type=Corrosion&severity=5$/, 'the filter is in the address');
+
+    await rows.getByText('#2 Corrosion').click();
+    await page.getByRole('tab', { name: 'Photos', selected: true }).waitFor();
+    await page.getByText('Flange rust').waitFor();
+    const url = new URL(page.url().replace('#/', '/'));
+    assert.equal(url.searchParams.get('photo'), String(annotations[1].photo_id), 'the annotation\'s photo');
+    assert.equal(url.searchParams.get('annotation'), String(annotations[1].id));
+    await page.locator(`rect[data-annotation-id="${annotations[1].id}"].selected`).waitFor();
+    await watched.screenshot('annotation-opened');
+
+    await page.goBack();
+    await page.getByText('1 of 4 annotations match, most severe first.').waitFor();
+    assert.deepEqual(watched.problems, []);
+  });
+});
