@@ -204,6 +204,16 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
       await page.getByRole('heading', { name: 'Report' }).waitFor();
       await check(page, size, 'workspace-outputs', failures);
 
+      // Tabs added since this test was written (e.g. an inspection-wide annotation list): each once
+      // it has finished loading.
+      const known = ['Photos', 'Map', '3D', 'Measurements', 'Outputs & report'];
+      for (const name of (await page.getByRole('tab').allInnerTexts()).map((t) => t.trim()).filter((t) => !known.includes(t))) {
+        await page.getByRole('tab', { name, exact: true }).click();
+        await page.getByRole('tab', { name, exact: true, selected: true }).waitFor();
+        await page.waitForFunction(() => !document.querySelector('#workspace-panel .spinner'));
+        await check(page, size, `workspace-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`, failures);
+      }
+
       await page.getByRole('link', { name: 'Allowance' }).click();
       await page.getByRole('heading', { name: 'Allowance', level: 1 }).waitFor();
       await page.getByRole('cell', { name: 'spent' }).first().waitFor();
