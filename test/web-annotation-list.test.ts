@@ -16,6 +16,7 @@ import { countBySeverity, filterAnnotations, filterParams, parseFilter, sortForR
 import { SEVERITY_NAMES as CONSOLE_NAMES, severityName, severityOption } from '../web/src/lib/severity.ts';
 import { SEVERITY_NAMES as REPORT_NAMES } from '../src/inspection/reports/severity-names.ts';
 import { parseRoute, routeHref } from '../web/src/app/routes.ts';
+import { assetDistanceWarning, centreOf, distanceMetres, formatCoordinate, formatDistance, groupOverlapping } from '../web/src/lib/map-geometry.ts';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { chromiumMissingReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
@@ -65,6 +66,27 @@ test('annotation filter in the address: round trip through the route; unreadable
   assert.deepEqual(parseRoute('#/inspections/7?tab=annotations'), { name: 'workspace', id: 7, tab: 'annotations', photo: undefined, annotation: undefined });
 });
 
+test('map: distances (haversine), the asset warned about beyond 500 m from the cameras\' centre, in words', () => {
+  // 0.01 degree of latitude is 1.112 km anywhere; of longitude at 46.5 degrees north, 0.765 km (cos 46.5 = 0.688).
+  assert.equal(Math.round(distanceMetres({ lat: 46.5, lon: 6.5 }, { lat: 46.51, lon: 6.5 })), 1112);
+  assert.equal(Math.round(distanceMetres({ lat: 46.5, lon: 6.5 }, { lat: 46.5, lon: 6.51 })), 765);
+  assert.deepEqual(centreOf([{ lat: 46, lon: 6 }, { lat: 47, lon: 7 }]), { lat: 46.5, lon: 6.5 });
+  assert.equal(centreOf([]), undefined);
+  assert.deepEqual([12.4, 999.4, 1000, 1234, 9960, 12_600].map(formatDistance), ['12 m', '999 m', '1 km', '1.2 km', '10 km', '13 km']);
+  const cameras = [{ lat: 46.5, lon: 6.5 }, { lat: 46.5002, lon: 6.5002 }];
+  assert.equal(assetDistanceWarning(cameras, { lat: 46.5031, lon: 6.5001 }), undefined, '334 m: near enough');
+  assert.match(assetDistanceWarning(cameras, { lat: 46.5109, lon: 6.5001 }) ?? '', /^The asset is 1\.2 km from the centre of the photos' cameras/);
+  assert.equal(assetDistanceWarning([], { lat: 0, lon: 0 }), undefined, 'no cameras: nothing to compare');
+  assert.equal(assetDistanceWarning(cameras, undefined), undefined);
+});
+
+test('map: coordinates without trailing zeros; overlapping markers grouped (greedy, order kept)', () => {
+  assert.deepEqual([46.5183, 6.5, -0.0000004, 46.51830049].map(formatCoordinate), ['46.5183', '6.5', '0', '46.5183']);
+  const groups = groupOverlapping([{ id: 1, x: 0, y: 0 }, { id: 2, x: 5, y: 5 }, { id: 3, x: 100, y: 0 }, { id: 4, x: 10, y: -3 }, { id: 5, x: 108, y: 4 }], 14);
+  assert.deepEqual(groups.map((g) => g.map((p) => p.id)), [[1, 2, 4], [3, 5]]);
+  assert.deepEqual(groupOverlapping([{ id: 1, x: 0, y: 0 }, { id: 2, x: 14, y: 0 }], 14).length, 2, 'exactly the radius apart: separate');
+});
+
 function skipReason(): string | undefined {
   if (process.env.DATABASE_URL) return 'the browser tests run once, on the embedded database (CI runs them in its PGlite pass)';
   const chromium = chromiumMissingReason();
@@ -82,6 +104,9 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
   let browser: Browser;
   let watched: WatchedPage | undefined;
   let inspectionId: number;
+  let assetId: number;
+  let cameraCentre: { lat: number; lon: number };
+  let cameraCount: number;
   const annotations: { id: number; photo_id: number }[] = [];
 
   before(async () => {
@@ -90,6 +115,13 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
     account = await system.newAccount();
     const processed = await processedInspection(account, { name: 'Tower 3 survey' }, { name: 'Tower 3' });
     inspectionId = processed.inspection.id;
+    assetId = processed.asset.id;
+    const located = processed.cameras.filter((c: { location?: { latitude: unknown } }) => c.location?.latitude != null);
+    cameraCount = located.length;
+    cameraCentre = {
+      lat: located.reduce((sum: number, c: { location: { latitude: unknown } }) => sum + Number(c.location.latitude), 0) / located.length,
+      lon: located.reduce((sum: number, c: { location: { longitude: unknown } }) => sum + Number(c.location.longitude), 0) / located.length,
+    };
     const square = (x: number) => [[x, 0.2], [x + 0.2, 0.2], [x + 0.2, 0.4], [x, 0.4]];
     // Four annotations over two photos: two critical (one crack, one corrosion), a medium crack, one left at the default.
     const seeds = [
@@ -147,6 +179,27 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
 
     await page.goBack();
     await page.getByText('1 of 4 annotations match, most severe first.').waitFor();
+    assert.deepEqual(watched.problems, []);
+  });
+
+  it('the map warns in words when the asset stands 1.2 km from the cameras, and groups the cameras that overlap into a named marker', async () => {
+    // 0.0108 degree of latitude north of the cameras' centre: 1.2 km.
+    await account.client.expect(200, 'PATCH', `/v1/assets/${assetId}/`, { latitude: (cameraCentre.lat + 0.0108).toFixed(8), longitude: cameraCentre.lon.toFixed(8) });
+    assert.ok(watched, 'the first test signed in');
+    const { page } = watched;
+    await page.goto(`${system.urls.inspection}/#/inspections/${inspectionId}?tab=map`);
+    const warning = page.getByTestId('asset-far');
+    await warning.waitFor();
+    assert.match((await warning.textContent()) ?? '', /^The asset is 1\.2 km from the centre of the photos' cameras/);
+    // Fitted to the asset and the cameras, the cameras (metres apart) overlap: one marker with their count.
+    const group = page.getByRole('button', { name: `${cameraCount} cameras here: zoom in` });
+    await group.waitFor();
+    assert.equal((await group.textContent())?.trim(), String(cameraCount));
+    await watched.screenshot('map-asset-far');
+    await group.focus();
+    await page.keyboard.press('Enter');
+    await group.waitFor({ state: 'detached' });
+    await watched.screenshot('map-zoomed-in');
     assert.deepEqual(watched.problems, []);
   });
 });

@@ -4,12 +4,15 @@
 // Circle markers, not Leaflet's default icons (image files that would need extra assets).
 // Labels are names users chose: Leaflet renders a string tooltip as HTML, so it gets a text element.
 // An optional raster layer (the inspection's orthomosaic) is drawn under the markers (Leaflet's
-// tile pane is below its overlay pane) and the view fits it and the points.
+// tile pane is below its overlay pane) and the view fits it and the points. Cameras that overlap
+// on screen are drawn as one marker with their count (lib/map-geometry.ts groups them).
 import { useEffect, useRef } from 'react';
 import L from 'leaflet';
 import 'leaflet/dist/leaflet.css';
 import { authorizedFetch, consoleSettings } from '../api/client';
 import { textElement } from './text-element';
+import { formatCoordinate, groupOverlapping } from '../lib/map-geometry';
+import './map-groups.css';
 
 export interface MapPoint {
   id: number;
@@ -25,6 +28,34 @@ const STYLE: Record<NonNullable<MapPoint['kind']>, L.CircleMarkerOptions> = {
   camera: { radius: 5, color: '#0b63ce', fillColor: '#53a1ff', fillOpacity: 0.85, weight: 1 },
   other: { radius: 6, color: '#344054', fillColor: '#98a2b3', fillOpacity: 0.9, weight: 1 },
 };
+
+/** Camera markers nearer than this on screen are drawn as one, with a count. */
+const GROUP_RADIUS_PX = 14;
+
+/**
+ * Overlapping cameras as one marker showing their count: a button (focusable, named "12 cameras
+ * here: zoom in") that zooms to them on click, Enter or Space, until they stand apart.
+ */
+function groupMarker(m: L.Map, members: MapPoint[]): L.Marker {
+  const bounds = L.latLngBounds(members.map((p) => [p.lat, p.lon] as [number, number]));
+  const name = `${members.length} cameras here: zoom in`;
+  const icon = L.divIcon({ className: 'map-group', html: textElement(String(members.length)), iconSize: [26, 26] });
+  const marker = L.marker(bounds.getCenter(), { icon, keyboard: true, title: name });
+  const zoomIn = () => m.fitBounds(bounds, { padding: [40, 40], maxZoom: 21 });
+  marker.on('click', zoomIn);
+  marker.on('add', () => {
+    const element = marker.getElement();
+    if (!element) return;
+    element.setAttribute('role', 'button');
+    element.setAttribute('aria-label', name);
+    element.addEventListener('keydown', (event) => {
+      if (event.key !== 'Enter' && event.key !== ' ') return;
+      event.preventDefault();
+      zoomIn();
+    });
+  });
+  return marker;
+}
 
 /** Tiles of this service (XYZ template, a path of the API: fetched with the session's credentials). */
 export interface MapRaster {
@@ -72,19 +103,35 @@ export function PositionsMap({ points, onSelect, selectedId, height = 400, label
     const m = map.current;
     const group = layer.current;
     if (!m || !group) return;
-    group.clearLayers();
     const valid = points.filter((p) => Number.isFinite(p.lat) && Number.isFinite(p.lon) && Math.abs(p.lat) <= 90 && Math.abs(p.lon) <= 180);
-    for (const point of valid) {
-      const style = STYLE[point.kind ?? 'other'];
-      const marker = L.circleMarker([point.lat, point.lon], { ...style, weight: point.id === selectedId ? 4 : style.weight }).bindTooltip(textElement(point.label));
-      if (onSelect) marker.on('click', () => onSelect(point.id));
-      marker.addTo(group);
-    }
+    // Cameras that overlap at this zoom are one marker with their count (drawn again at each zoom);
+    // the asset and other points are always their own marker.
+    const draw = () => {
+      group.clearLayers();
+      const cameras = valid.filter((p) => p.kind === 'camera');
+      const byId = new Map(valid.map((p) => [p.id, p]));
+      const groups = groupOverlapping(
+        cameras.map((p) => ({ id: p.id, ...m.latLngToContainerPoint([p.lat, p.lon]) })),
+        GROUP_RADIUS_PX,
+      ).map((g) => g.map((s) => byId.get(s.id)!));
+      for (const point of [...valid.filter((p) => p.kind !== 'camera'), ...groups.filter((g) => g.length === 1).map((g) => g[0])]) {
+        const style = STYLE[point.kind ?? 'other'];
+        const marker = L.circleMarker([point.lat, point.lon], { ...style, weight: point.id === selectedId ? 4 : style.weight }).bindTooltip(textElement(point.label));
+        if (onSelect) marker.on('click', () => onSelect(point.id));
+        marker.addTo(group);
+      }
+      for (const members of groups.filter((g) => g.length > 1)) groupMarker(m, members).addTo(group);
+    };
     const extent = L.latLngBounds(valid.map((p) => [p.lat, p.lon] as [number, number]));
     if (raster) extent.extend(L.latLngBounds(raster.bounds.sw, raster.bounds.ne));
     if (valid.length === 1 && !raster) m.setView([valid[0].lat, valid[0].lon], 17);
     else if (extent.isValid()) m.fitBounds(extent, { padding: [24, 24], maxZoom: 19 });
     else m.setView([20, 0], 1);
+    draw();
+    m.on('zoomend', draw);
+    return () => {
+      m.off('zoomend', draw);
+    };
   }, [points, onSelect, selectedId, raster]);
 
   const missing = points.length === 0;
@@ -102,7 +149,7 @@ export function PositionsMap({ points, onSelect, selectedId, height = 400, label
                   {p.label}
                 </button>{' '}
                 <small>
-                  {p.lat.toFixed(6)}, {p.lon.toFixed(6)}
+                  {formatCoordinate(p.lat)}, {formatCoordinate(p.lon)}
                 </small>
               </li>
             ))}

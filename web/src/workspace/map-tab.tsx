@@ -1,6 +1,7 @@
 // The cameras and the asset on a map (plain background unless a basemap is configured), over the
 // inspection's orthomosaic when processing made one (tiles of GET /v1/inspections/{id}/ortho/);
-// a line says what the map shows, or why there is no orthomosaic. Click a camera to open its photo.
+// a line says what the map shows, or why there is no orthomosaic; a warning when the asset stands
+// far from the cameras (lib/map-geometry.ts). Click a camera to open its photo.
 import { lazy, Suspense, useMemo } from 'react';
 import { api, unwrap, type Camera } from '../api/client';
 import { navigate } from '../app/navigation';
@@ -9,6 +10,8 @@ import type { MapPoint, MapRaster } from '../components/positions-map';
 import { problemFrom } from '../lib/api-problem';
 import { Empty, ErrorState, Loading } from '../components/states';
 import { asPage } from '../lib/paging';
+import { assetDistanceWarning } from '../lib/map-geometry';
+import '../components/map-groups.css';
 import type { TabProps } from '../pages/workspace';
 import { useReadOnly } from '../share/read-only';
 
@@ -46,6 +49,11 @@ export function MapTab({ inspection }: TabProps) {
     .filter((c) => c.location && c.location.latitude !== null && c.location.longitude !== null)
     .map((c) => ({ id: c.photo_id, lat: Number(c.location.latitude), lon: Number(c.location.longitude), label: c.filename, kind: 'camera' }));
   if (asset.data?.latitude != null && asset.data?.longitude != null) points.push({ id: ASSET_POINT, lat: Number(asset.data.latitude), lon: Number(asset.data.longitude), label: `Asset: ${asset.data.name}`, kind: 'asset' });
+  const assetPoint = points.find((p) => p.id === ASSET_POINT);
+  const farWarning = assetDistanceWarning(
+    points.filter((p) => p.kind === 'camera'),
+    assetPoint,
+  );
   if (cameras.data.length === 0)
     return (
       <Empty>
@@ -56,6 +64,11 @@ export function MapTab({ inspection }: TabProps) {
     <Suspense fallback={<Loading label="Loading the map…" />}>
       <p className="hint">Blue: the {cameras.data.length} camera positions{readOnly ? '' : '; red: the asset'}. Click a camera to open its photo.</p>
       <p className="hint" data-testid="ortho-line">{orthoLine}</p>
+      {farWarning && (
+        <p className="map-warning" role="status" data-testid="asset-far">
+          {farWarning} <a href={`#/assets/${inspection.asset}`}>Open the asset</a>
+        </p>
+      )}
       <PositionsMap height={560} label="Cameras and asset on a map" points={points} raster={raster} onSelect={(id) => id !== ASSET_POINT && navigate({ name: 'workspace', id: inspection.id, tab: 'photos', photo: id })} />
     </Suspense>
   );
