@@ -18,7 +18,18 @@ export interface PlyCloud {
   comments: string[];
   /** Points in the file (count is what was kept of them under the budget). */
   fileCount: number;
+  /**
+   * Set when the points are stored coarse to fine (clouds of COARSE_TO_FINE_FROM points or more):
+   * the first ceil(count / 2^k) of them, for k up to `levels`, are every 2^k-th kept point, an even
+   * thinning that a view in motion can draw alone (a prefix is one draw range, no copy).
+   */
+  levels?: number;
 }
+
+/** Clouds from this size on are stored coarse to fine; smaller ones are always drawn whole. */
+export const COARSE_TO_FINE_FROM = 100_000;
+/** Coarse-to-fine levels: the coarsest is every 64th point (47k of a 3M budget). */
+const LEVELS = 6;
 
 export interface PlyMesh extends PlyCloud {
   /** Three vertex indices per triangle (polygons are split into fans). */
@@ -101,12 +112,12 @@ function reader(view: DataView) {
 }
 
 /**
- * The vertices: every `step`-th one, minus their mean (or minus `centre` when given). Uniform
- * sampling by stride: the engine's clouds come in depth-map order, so every k-th point thins the
- * cloud evenly over the scene, in one pass without sorting or hashing (a voxel grid would be more
- * even but costs a hash of every point).
+ * The vertices: every `step`-th one, minus their mean; `ordered`: stored coarse to fine (a mesh's
+ * vertices keep their order: its faces name them by it). Uniform sampling by stride: the engine's
+ * clouds come in depth-map order, so every k-th point thins the cloud evenly over the scene,
+ * without sorting or hashing (a voxel grid would be more even but costs a hash of every point).
  */
-function readVertices(buffer: ArrayBuffer, header: Header, step: number, centre?: [number, number, number]): PlyCloud {
+function readVertices(buffer: ArrayBuffer, header: Header, step: number, ordered: boolean): PlyCloud {
   const vertex = header.elements[0];
   if (!vertex || vertex.name !== 'vertex') throw new PlyFormatError(header.elements.length ? 'Elements before the vertices are not supported.' : 'The PLY header declares no vertices.');
   if (vertex.properties.some((p) => p.countType)) throw new PlyFormatError('List properties on vertices are not supported.');
@@ -118,21 +129,25 @@ function readVertices(buffer: ArrayBuffer, header: Header, step: number, centre?
   if (buffer.byteLength < header.bodyStart + count * stride) throw new PlyFormatError(`The file is cut short: ${count} vertices declared.`);
   const read = reader(new DataView(buffer, header.bodyStart));
   const kept = Math.ceil(count / step);
-  if (!centre) {
-    let cx = 0, cy = 0, cz = 0;
-    for (let i = 0; i < count; i += step) {
-      const o = i * stride;
-      cx += read(o + fx.offset, fx.type);
-      cy += read(o + fy.offset, fy.type);
-      cz += read(o + fz.offset, fz.type);
-    }
-    centre = kept ? [cx / kept, cy / kept, cz / kept] : [0, 0, 0];
+  let cx = 0, cy = 0, cz = 0;
+  for (let i = 0; i < count; i += step) {
+    const o = i * stride;
+    cx += read(o + fx.offset, fx.type);
+    cy += read(o + fy.offset, fy.type);
+    cz += read(o + fz.offset, fz.type);
   }
+  const centre: [number, number, number] = kept ? [cx / kept, cy / kept, cz / kept] : [0, 0, 0];
   const positions = new Float32Array(kept * 3);
   const colors = fr && fg && fb ? new Uint8Array(kept * 3) : null;
   const colourScale = fr && (fr.type === 'float' || fr.type === 'double') ? 255 : 1;
-  for (let i = 0, j = 0; i < count; i += step, j++) {
-    const o = i * stride;
+  // Passes over the kept points [first, every]: in file order, or coarse to fine (every 64th, then
+  // the 32nd between them, ..., then the odd ones), so that each prefix is an even thinning.
+  const levels = ordered && kept >= COARSE_TO_FINE_FROM ? LEVELS : 0;
+  const passes: [number, number][] = [[0, 2 ** levels]];
+  for (let every = 2 ** levels; every > 1; every /= 2) passes.push([every / 2, every]);
+  let j = 0;
+  for (const [first, every] of passes) for (let q = first; q < kept; q += every, j++) {
+    const o = q * step * stride;
     positions[3 * j] = read(o + fx.offset, fx.type) - centre[0];
     positions[3 * j + 1] = read(o + fy.offset, fy.type) - centre[1];
     positions[3 * j + 2] = read(o + fz.offset, fz.type) - centre[2];
@@ -142,20 +157,20 @@ function readVertices(buffer: ArrayBuffer, header: Header, step: number, centre?
       colors[3 * j + 2] = read(o + fb!.offset, fb!.type) * colourScale;
     }
   }
-  return { count: kept, positions, colors, centre, comments: header.comments, fileCount: count };
+  return { count: kept, positions, colors, centre, comments: header.comments, fileCount: count, ...(levels ? { levels } : {}) };
 }
 
 /** A point cloud, at most `maxPoints` of it (every k-th point when larger), centred on its mean. */
 export function parsePly(buffer: ArrayBuffer, maxPoints = Infinity): PlyCloud {
   const header = readHeader(new Uint8Array(buffer));
   const count = header.elements[0]?.count ?? 0;
-  return readVertices(buffer, header, count > maxPoints ? Math.ceil(count / maxPoints) : 1);
+  return readVertices(buffer, header, count > maxPoints ? Math.ceil(count / maxPoints) : 1, true);
 }
 
 /** A triangle mesh (every vertex, every face), centred on its vertices' mean. */
 export function parsePlyMesh(buffer: ArrayBuffer): PlyMesh {
   const header = readHeader(new Uint8Array(buffer));
-  const cloud = readVertices(buffer, header, 1);
+  const cloud = readVertices(buffer, header, 1, false);
   const face = header.elements[1];
   if (!face || face.name !== 'face') throw new PlyFormatError('The PLY file has no faces.');
   const list = face.properties.find((p) => p.name === 'vertex_indices' || p.name === 'vertex_index');

@@ -34,6 +34,12 @@ export class InspectionScene {
   private readonly snapMarker: THREE.Sprite;
   private frame = 0;
   private frames = 0;
+  /** While the view moves, the cloud's first ceil(count / 2^detail) points are drawn (its coarse-to-fine levels). */
+  private detail = 0;
+  /** The last frame drawn in motion (rAF time), 0 after a frame at rest. */
+  private movedAt = 0;
+  /** The cloud's coarse-to-fine levels (0: drawn whole always). */
+  private cloudLevels = 0;
   private radius = 10;
   onRender: (() => void) | undefined;
 
@@ -72,6 +78,11 @@ export class InspectionScene {
     this.points = new THREE.Points(geometry, material);
     this.points.position.copy(this.local(cloud.centre));
     this.scene.add(this.points);
+    this.cloudLevels = cloud.levels ?? 0;
+    // The first frame in motion draws at most FIRST_MOVING_POINTS: on the software renderer a 3M
+    // frame blocked the page 5 s before the next frame could say it was slow; a GPU gets its
+    // whole cloud back within a few frames (one level per fast frame).
+    this.detail = Math.min(this.cloudLevels, Math.max(0, Math.ceil(Math.log2(cloud.count / FIRST_MOVING_POINTS))));
     this.pickPoints = thinned(this.points, PICK_MAX_POINTS);
     this.fit();
   }
@@ -211,15 +222,37 @@ export class InspectionScene {
 
   requestRender(): void {
     if (this.frame) return;
-    this.frame = requestAnimationFrame(() => {
+    this.frame = requestAnimationFrame((time) => {
       this.frame = 0;
       // Damping keeps moving for a few frames after the pointer stops.
-      if (this.controls.update()) this.requestRender();
+      const moving = this.controls.update();
+      if (moving) this.requestRender();
+      this.adaptDetail(moving, time);
       this.renderer.render(this.scene, this.camera);
       // Frames drawn so far: what a frame rate is counted from (the screenshot script does).
       this.canvas.dataset.frames = String(++this.frames);
       this.onRender?.();
     });
+  }
+
+  /**
+   * Thins the cloud while the view moves when frames come slower than 25 per second (40 ms): by as
+   * many halvings as the frame is over 30 ms, and thickens it again a level at a time when they
+   * come faster than 50 (20 ms); at rest it is drawn whole. Measured (bench/viewer3d.ts, bench/
+   * README "The 3D tab with millions of points"): Chromium's software renderer on 2 cores took
+   * 1.7 s a frame for 1M points and 0.12 s for 20k, so no fixed budget is fluid there, while a GPU
+   * draws millions per frame; the interval between frames in motion tells the device apart. The
+   * draw range is a prefix of the cloud's coarse-to-fine levels (lib/ply.ts): no copy, no upload.
+   */
+  private adaptDetail(moving: boolean, time: number): void {
+    if (!this.points || !this.cloudLevels) return;
+    const interval = this.movedAt ? time - this.movedAt : 0;
+    if (moving && interval > 40) this.detail = Math.min(this.cloudLevels, this.detail + Math.max(1, Math.round(Math.log2(interval / 30))));
+    else if (moving && interval > 0 && interval < 20) this.detail = Math.max(0, this.detail - 1);
+    this.movedAt = moving ? time : 0;
+    const count = this.points.geometry.getAttribute('position').count;
+    this.points.geometry.setDrawRange(0, moving ? Math.ceil(count / 2 ** this.detail) : Infinity);
+    this.canvas.dataset.pointsDrawn = String(Math.min(count, this.points.geometry.drawRange.count));
   }
 
   dispose(): void {
@@ -237,6 +270,9 @@ export class InspectionScene {
     this.renderer.dispose();
   }
 }
+
+/** Points of the first frame in motion (see setCloud). */
+const FIRST_MOVING_POINTS = 250_000;
 
 /** A colour written to the screen as these bytes (the renderer's output is not converted). */
 function asIs(hex: number): THREE.Color {
