@@ -16,6 +16,7 @@ import { countBySeverity, filterAnnotations, filterParams, parseFilter, sortForR
 import { SEVERITY_NAMES as CONSOLE_NAMES, severityName, severityOption } from '../web/src/lib/severity.ts';
 import { SEVERITY_NAMES as REPORT_NAMES } from '../src/inspection/reports/severity-names.ts';
 import { parseRoute, routeHref } from '../web/src/app/routes.ts';
+import { allowanceAmount, allowanceWords, backendName, formatDate, formatDateTime, lockoutMessage, PROCESSING_BACKENDS } from '../web/src/lib/plain-words.ts';
 import { assetDistanceWarning, centreOf, distanceMetres, formatCoordinate, formatDistance, groupOverlapping } from '../web/src/lib/map-geometry.ts';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { chromiumMissingReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
@@ -85,6 +86,35 @@ test('map: coordinates without trailing zeros; overlapping markers grouped (gree
   const groups = groupOverlapping([{ id: 1, x: 0, y: 0 }, { id: 2, x: 5, y: 5 }, { id: 3, x: 100, y: 0 }, { id: 4, x: 10, y: -3 }, { id: 5, x: 108, y: 4 }], 14);
   assert.deepEqual(groups.map((g) => g.map((p) => p.id)), [[1, 2, 4], [3, 5]]);
   assert.deepEqual(groupOverlapping([{ id: 1, x: 0, y: 0 }, { id: 2, x: 14, y: 0 }], 14).length, 2, 'exactly the radius apart: separate');
+});
+
+test('plain words: allowance types and processing engines named with an explanation; no API code shown', () => {
+  assert.equal(allowanceWords('projects', 'Projects').name, 'Processing runs');
+  assert.match(allowanceWords('projects').explanation, /each time an inspection’s photos are processed/);
+  assert.equal(allowanceWords('tower_inventory', 'Tower inventory').name, 'Equipment inventories');
+  assert.equal(allowanceWords('drone_hours', 'Drone hours').name, 'Drone hours', 'an unknown type keeps the API\'s name');
+  assert.deepEqual([1, 2].map((n) => allowanceAmount('projects', n)), ['1 processing run', '2 processing runs']);
+  assert.deepEqual(PROCESSING_BACKENDS.map((b) => [b.value, b.name]), [['mapper', 'Standard'], ['vortex', 'Alternative']], 'the spec\'s two values');
+  for (const b of PROCESSING_BACKENDS) assert.ok(b.explanation.length > 20 && !/mapper|vortex/.test(b.explanation));
+  assert.equal(backendName('mapper'), 'Standard');
+});
+
+test('dates in the reader\'s locale (Intl), not ISO strings; nothing or garbage reads as a dash', () => {
+  const iso = '2026-05-04T10:00:00Z';
+  assert.equal(formatDateTime(iso), new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso)));
+  assert.equal(formatDate(iso), new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' }).format(new Date(iso)));
+  assert.doesNotMatch(formatDateTime(iso), /2026-05-04|T10/);
+  assert.match(formatDateTime(iso, new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeZone: 'UTC' })), /^4 May 2026$/);
+  assert.deepEqual([null, undefined, '', 'not a date'].map((v) => formatDateTime(v)), ['—', '—', '—', '—']);
+});
+
+test('sign-in lock-out: the end time (rounded up to the minute) and that the right password is refused too', () => {
+  const gb = new Intl.DateTimeFormat('en-GB', { timeStyle: 'short', timeZone: 'UTC' });
+  const now = new Date('2026-11-28T13:40:10Z');
+  const words = lockoutMessage('Too many login attempts; try again in 900 seconds.', now, gb) ?? '';
+  assert.match(words, /Until 13:56, every attempt is refused, even with the right password/);
+  assert.match(lockoutMessage('try again in 1 second', new Date('2026-11-28T13:40:00Z'), gb) ?? '', /Until 13:41/);
+  assert.equal(lockoutMessage('Invalid credentials', now, gb), undefined);
 });
 
 function skipReason(): string | undefined {

@@ -109,7 +109,7 @@ describe('web console journeys', { skip: skipReason() }, () => {
     assert.equal((await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/`)).status, 2);
 
     // Process: what it spends is shown first; then the processing page follows it to 7
-    await page.getByText('Processing spends 1 Projects unit').waitFor();
+    await page.getByText('Processing uses 1 processing run of your allowance').waitFor();
     await page.getByRole('button', { name: 'Process', exact: true }).click();
     await page.waitForURL(/#\/inspections\/\d+\/processing/);
     await w.screenshot('processing');
@@ -137,8 +137,8 @@ describe('web console journeys', { skip: skipReason() }, () => {
     const photoBefore = await image.getAttribute('src');
     await page.getByRole('tab', { name: 'Photos' }).focus();
     await page.keyboard.press('ArrowRight');
-    await page.getByRole('tab', { name: 'Map', selected: true }).waitFor();
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'tab-map', 'focus follows the selected tab');
+    await page.getByRole('tab', { name: 'Annotations', selected: true }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'tab-annotations', 'focus follows the selected tab');
     await page.keyboard.press('ArrowLeft');
     await page.getByRole('tab', { name: 'Photos', selected: true }).waitFor();
     await image.waitFor();

@@ -148,7 +148,7 @@ test('progress: bytes per file and in total, speed over a sliding window, time l
   assert.equal(formatDuration(undefined), 'estimating…');
 });
 
-test('processing cost mirrors the server: 1 Projects unit, never Tower inventory (no antenna detector: detect_antennas is refused)', () => {
+test('processing cost mirrors the server: 1 processing run (projects), never Tower inventory (no antenna detector: detect_antennas is refused)', () => {
   const balances = [{ allowance_type: 'projects', balance: 3 }, { allowance_type: 'tower_inventory', balance: 0 }];
   const plain = processingCost({ generate_point_cloud: true }, balances);
   assert.deepEqual(plain.spends.map((s) => [s.code, s.amount, s.balance]), [['projects', 1, 3]]);
@@ -157,5 +157,5 @@ test('processing cost mirrors the server: 1 Projects unit, never Tower inventory
   assert.deepEqual(antennas.spends.map((s) => s.code), ['projects']);
   assert.equal(antennas.blockedBy, undefined);
   assert.ok(!(PROCESSING_OPTIONS as readonly string[]).includes('detect_antennas'), 'the form does not offer it');
-  assert.match(processingCost({}, [])?.blockedBy ?? '', /Projects/);
+  assert.match(processingCost({}, [])?.blockedBy ?? '', /processing needs 1 processing run and 0 are left/);
 });

@@ -1,9 +1,11 @@
-// Create an inspection of an asset: name, date, description, backend and processing parameters
+// Create an inspection of an asset: name, date, description, engine (processing_backend, in plain
+// words by lib/plain-words.ts) and processing parameters
 // (the spec's keys; `generate_point_cloud` on by default, as the spec's default body).
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Inspection } from '../api/client';
 import { Field, FormErrors } from '../components/field';
 import { ApiProblem } from '../lib/api-problem';
+import { PROCESSING_BACKENDS, type ProcessingBackend } from '../lib/plain-words';
 import { defaultProcessingOptions, fromDateTimeLocal, processingParameters, toDateTimeLocal, type ProcessingOption } from '../lib/asset-rules';
 
 const OPTIONS: readonly (readonly [ProcessingOption, string])[] = [
@@ -21,7 +23,7 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
   const [name, setName] = useState('');
   const [date, setDate] = useState(() => toDateTimeLocal(new Date()));
   const [description, setDescription] = useState('');
-  const [backend, setBackend] = useState<'mapper' | 'vortex'>('mapper');
+  const [backend, setBackend] = useState<ProcessingBackend>('mapper');
   const [options, setOptions] = useState(defaultProcessingOptions);
   const [radius, setRadius] = useState('');
   const [problem, setProblem] = useState<ApiProblem>();
@@ -65,10 +67,13 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
         <Field label="Inspection date" name="inspection_date" problem={problem} hint="Your local time">
           <input type="datetime-local" value={date} onChange={(e) => setDate(e.target.value)} />
         </Field>
-        <Field label="Processing backend" name="processing_backend" problem={problem}>
-          <select value={backend} onChange={(e) => setBackend(e.target.value as 'mapper' | 'vortex')}>
-            <option value="mapper">mapper</option>
-            <option value="vortex">vortex</option>
+        <Field label="Processing engine" name="processing_backend" problem={problem} hint={PROCESSING_BACKENDS.find((b) => b.value === backend)?.explanation}>
+          <select value={backend} onChange={(e) => setBackend(e.target.value as ProcessingBackend)}>
+            {PROCESSING_BACKENDS.map((b) => (
+              <option key={b.value} value={b.value}>
+                {b.name}
+              </option>
+            ))}
           </select>
         </Field>
       </div>

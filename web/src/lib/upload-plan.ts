@@ -2,6 +2,7 @@
 // which dropped files are photos, the object key each gets under the credentials' prefix, how a
 // file is split into parts, which failures are retried and after how long, progress and time
 // left, and the batches of keys for register_images.
+import { allowanceAmount, allowanceWords } from './plain-words.ts';
 
 export const MiB = 1024 * 1024;
 
@@ -338,8 +339,8 @@ export interface Spend {
  */
 export function processingCost(_parameters: Record<string, unknown> | null | undefined, balances: readonly Balance[]): { spends: Spend[]; blockedBy: string | undefined } {
   const balanceOf = (code: string) => balances.find((b) => b.allowance_type === code)?.balance ?? 0;
-  const spends: Spend[] = [{ code: 'projects', label: 'Projects', amount: 1, balance: balanceOf('projects') }];
+  const spends: Spend[] = [{ code: 'projects', label: allowanceWords('projects').name, amount: 1, balance: balanceOf('projects') }];
   const short = spends.find((s) => s.balance < s.amount);
-  const blockedBy = short ? `Not enough ${short.label} allowance: ${short.amount} needed, ${short.balance} left.` : undefined;
+  const blockedBy = short ? `Not enough allowance: processing needs ${allowanceAmount(short.code, short.amount)} and ${short.balance} ${short.balance === 1 ? 'is' : 'are'} left. Ask your administrator for more.` : undefined;
   return { spends, blockedBy };
 }

@@ -1,6 +1,7 @@
 // Allowance: the balance per allowance type, and the history of grants (ingress) and spends
 // (egress), newest first, paged. The API lists the history oldest first, so page 1 here is the
 // API's last page, reversed (one extra request to learn the count when it is not page 1).
+import { allowanceWords, formatDateTime } from '../lib/plain-words';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { useLoad } from '../app/use-load';
@@ -47,7 +48,11 @@ export function AllowancePage() {
           <tbody>
             {balance.data.map((b) => (
               <tr key={b.allowance_type}>
-                <td>{names.get(b.allowance_type) ?? b.allowance_type}</td>
+                <td>
+                  {allowanceWords(b.allowance_type, names.get(b.allowance_type)).name}
+                  <br />
+                  <small className="hint">{allowanceWords(b.allowance_type).explanation}</small>
+                </td>
                 <td>{b.granted}</td>
                 <td>{b.consumed}</td>
                 <td>
@@ -83,8 +88,8 @@ export function AllowancePage() {
             <tbody>
               {history.data.results.map((h) => (
                 <tr key={h.id}>
-                  <td>{new Date(h.created_at).toLocaleString()}</td>
-                  <td>{names.get(h.allowance_type) ?? h.allowance_type}</td>
+                  <td>{formatDateTime(h.created_at)}</td>
+                  <td>{allowanceWords(h.allowance_type, names.get(h.allowance_type)).name}</td>
                   <td>
                     <span className={`badge ${h.direction === 'ingress' ? 'ok' : 'busy'}`}>{h.direction === 'ingress' ? 'granted' : 'spent'}</span>
                   </td>

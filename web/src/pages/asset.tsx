@@ -1,5 +1,6 @@
 // One asset: its details (edit, delete), its inspections with status and date, and a form to
 // create an inspection, which then opens the upload page.
+import { formatDateTime } from '../lib/plain-words';
 import { useState } from 'react';
 import { api, unwrap, type Asset } from '../api/client';
 import { navigate } from '../app/navigation';
@@ -66,7 +67,7 @@ export function AssetPage({ id }: { id: number }) {
           <dt>Description</dt>
           <dd>{record.description || '—'}</dd>
           <dt>Created</dt>
-          <dd>{new Date(record.created_at).toLocaleString()}</dd>
+          <dd>{formatDateTime(record.created_at)}</dd>
         </dl>
       )}
 
@@ -108,8 +109,8 @@ export function AssetPage({ id }: { id: number }) {
                 <td>
                   <StatusBadge status={inspection.status} />
                 </td>
-                <td>{inspection.inspection_date ? new Date(inspection.inspection_date).toLocaleString() : '—'}</td>
-                <td>{new Date(inspection.created_at).toLocaleString()}</td>
+                <td>{formatDateTime(inspection.inspection_date)}</td>
+                <td>{formatDateTime(inspection.created_at)}</td>
                 <td>
                   {[1, 2, 20].includes(inspection.status) ? <a href={`#/inspections/${inspection.id}/upload`}>Upload photos</a> : <a href={`#/inspections/${inspection.id}/processing`}>Processing</a>}
                 </td>

@@ -1,5 +1,6 @@
 // Assets: search by name, paged list (page_size 20), the page's assets on a map (loaded on
 // demand), and a form to create one. Editing and deleting are on the asset's own page.
+import { formatDateTime } from '../lib/plain-words';
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { AssetForm } from '../assets/asset-form';
 import { api, unwrap } from '../api/client';
@@ -77,7 +78,7 @@ export function AssetsPage({ search, page }: { search: string; page: number }) {
                   <td>{typeNames.get(asset.type) ?? asset.type}</td>
                   <td>{asset.latitude !== null && asset.longitude !== null ? `${asset.latitude}, ${asset.longitude}` : '—'}</td>
                   <td>{asset.inspections.length}</td>
-                  <td>{new Date(asset.updated_at).toLocaleString()}</td>
+                  <td>{formatDateTime(asset.updated_at)}</td>
                 </tr>
               ))}
             </tbody>

@@ -4,7 +4,8 @@ import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { saveSession, type Session } from '../api/session';
 import { Field, FormErrors } from '../components/field';
-import type { ApiProblem } from '../lib/api-problem';
+import { ApiProblem } from '../lib/api-problem';
+import { lockoutMessage } from '../lib/plain-words';
 import { usePageTitle } from '../app/page-title';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
@@ -36,7 +37,10 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
       }
     } catch (err) {
       saveSession(null);
-      setProblem(err as ApiProblem);
+      const problem = err as ApiProblem;
+      // A lock-out: say until when, and that the right password is refused too meanwhile.
+      const lockout = problem.status === 429 ? lockoutMessage(problem.message, new Date()) : undefined;
+      setProblem(lockout ? new ApiProblem(429, {}, problem.code, lockout) : problem);
     } finally {
       setBusy(false);
     }

@@ -2,6 +2,7 @@
 // inspection's temporary credentials, then are registered; then Process, with the allowance it
 // will spend shown first. Upload state lives in upload/use-upload-session.ts; the rules
 // (which files, keys, parts, retries, progress, cost) in lib/upload-plan.ts.
+import { allowanceAmount, allowanceWords } from '../lib/plain-words';
 import { useEffect, useId, useRef, useState, type DragEvent } from 'react';
 import { api, unwrap, type Inspection } from '../api/client';
 import { navigate } from '../app/navigation';
@@ -252,7 +253,7 @@ function ProcessSection({ inspection, session }: { inspection: Inspection; sessi
       <ul className="process-cost" aria-label="What processing will spend">
         {cost.spends.map((s) => (
           <li key={s.code}>
-            Processing spends {s.amount} {s.label} unit (balance {s.balance})
+            Processing uses {allowanceAmount(s.code, s.amount)} of your allowance ({s.balance} left). <span className="hint">{allowanceWords(s.code).explanation}</span>
           </li>
         ))}
       </ul>

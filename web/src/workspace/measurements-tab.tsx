@@ -1,5 +1,6 @@
 // Measurements of the inspection with their lengths and areas (metres, as the report prints
 // them); delete. New ones are picked on the point cloud in the 3D tab.
+import { formatDateTime } from '../lib/plain-words';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { useLoad } from '../app/use-load';
@@ -67,7 +68,7 @@ export function MeasurementsTab({ inspection }: TabProps) {
                   <td>{label}</td>
                   <td>{KIND[m.geometry.type] ?? m.geometry.type}</td>
                   <td>{describe(m.geometry)}</td>
-                  <td>{new Date(m.created).toLocaleString()}</td>
+                  <td>{formatDateTime(m.created)}</td>
                   <td>
                     {!readOnly && (
                       <button type="button" className="danger" onClick={() => remove(m.id, label)} aria-label={`Delete ${label}`}>
