@@ -26,7 +26,10 @@ type Mode = 'view' | 'Point' | 'LineString' | 'Polygon';
 
 /**
  * Points drawn at most: three million stay fluid on a laptop's integrated GPU (36 MB of positions,
- * 9 MB of colours); a phone gets one million.
+ * 9 MB of colours); a phone gets one million. A device slower than that (Chromium's software
+ * renderer took 4.3 s a frame for 3M points, bench/README "The 3D tab with millions of points")
+ * is not served by a smaller budget here: the scene thins the cloud while the view moves
+ * (viewer3d/scene.ts, adaptDetail) and draws it whole at rest.
  */
 function pointBudget(): number {
   return window.matchMedia('(max-width: 700px)').matches ? 1_000_000 : 3_000_000;
