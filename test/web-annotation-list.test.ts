@@ -5,7 +5,9 @@
 // short browser test: the workspace's Annotations tab lists the inspection's annotations (seeded
 // through the API, the quick `exif` processing, no reconstruction), counts them per severity,
 // filters by severity and type, and a row opens the photo at its annotation; Back returns to the
-// same filtered list. The browser part runs once (on PGlite), as the other browser tests.
+// same filtered list; the map warns about a far asset and groups overlapping cameras; the
+// new-inspection form disables the option the server says it cannot act on. The browser part runs
+// once (on PGlite), as the other browser tests.
 import { after, before, describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -191,8 +193,10 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
     assert.equal(await page.getByRole('table').getByText('Not assessed').count(), 1, 'the default severity reads "Not assessed"');
     await watched.screenshot('annotation-list');
 
-    await page.getByRole('checkbox', { name: /Critical/ }).check();
+    // click, not check(): the box follows the address, which changes on the next hashchange event.
+    await page.getByRole('checkbox', { name: /Critical/ }).click();
     await page.getByText('2 of 4 annotations match, most severe first.').waitFor();
+    assert.equal(await page.getByRole('checkbox', { name: /Critical/ }).isChecked(), true);
     await page.getByLabel('Type').selectOption({ label: 'Corrosion (2)' });
     await page.getByText('1 of 4 annotations match, most severe first.').waitFor();
     assert.deepEqual(await Promise.all([5, 3, 0].map(count)), ['1', '0', '1'], 'the counts follow the type, not the ticked severities');
@@ -231,5 +235,24 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
     await group.waitFor({ state: 'detached' });
     await watched.screenshot('map-zoomed-in');
     assert.deepEqual(watched.problems, []);
+  });
+
+  it('the new-inspection form names the engines in words and disables the option this installation cannot act on, saying why', async () => {
+    const settings = (await (await fetch(`${system.urls.inspection}/v1/console/settings/`)).json()) as { unavailable_options: Record<string, string> };
+    assert.deepEqual(Object.keys(settings.unavailable_options), ['roof_segmentation'], 'the server says which option it would ignore');
+    assert.ok(watched, 'the first test signed in');
+    const { page } = watched;
+    await page.goto(`${system.urls.inspection}/#/assets/${assetId}`);
+    await page.getByRole('button', { name: 'New inspection' }).click();
+    const engine = page.getByLabel('Processing engine');
+    assert.deepEqual(await engine.locator('option').allTextContents(), ['Standard', 'Alternative']);
+    await page.getByText('The installation’s usual photogrammetry engine.').waitFor();
+    const roof = page.getByRole('checkbox', { name: 'Roof segmentation' });
+    assert.equal(await roof.isDisabled(), true);
+    assert.equal(await roof.isChecked(), false);
+    assert.match((await roof.getAttribute('aria-describedby')) ?? '', /roof_segmentation/);
+    await page.getByText(/no roof segmentation model is installed/).waitFor();
+    assert.equal(await page.getByRole('checkbox', { name: 'Generate mesh' }).isDisabled(), false, 'the others stay available');
+    await watched.screenshot('new-inspection-form');
   });
 });

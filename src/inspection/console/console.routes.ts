@@ -12,6 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { HttpServer } from '../../infra/http/http-server.ts';
 import { SHARE_VIEWER_PATH } from '../auth/share-tokens.ts';
+import { UNAVAILABLE_PROCESSING_OPTIONS } from '../pipeline/unavailable-options.ts';
 
 export interface ConsoleOptions {
   apiKey: string;
@@ -29,6 +30,7 @@ const ConsoleSettings = Type.Object(
     api_key: Type.String({ description: 'API key of the web console application (names the application; not a secret)' }),
     storage_url: Type.String({ description: 'S3 endpoint the console uploads to' }),
     basemap_url: Type.Union([Type.String(), Type.Null()], { description: 'Tile URL template of the map background; null: plain background' }),
+    unavailable_options: Type.Record(Type.String(), Type.String(), { description: 'Processing parameters this installation cannot act on, each with the reason; the console disables them' }),
   },
   { description: 'Settings of the web console. Not in the spec: the sign-in page needs an API key before any other call.' },
 );
@@ -39,7 +41,7 @@ export async function registerConsole(app: HttpServer, options: ConsoleOptions):
     { schema: { tags: ['console'], summary: 'Settings of the web console (open, no authentication)', response: { 200: ConsoleSettings } } },
     async (_request, reply) => {
       reply.header('Cache-Control', 'no-store');
-      return { api_key: options.apiKey, storage_url: options.storageUrl, basemap_url: options.basemapUrl ?? null };
+      return { api_key: options.apiKey, storage_url: options.storageUrl, basemap_url: options.basemapUrl ?? null, unavailable_options: UNAVAILABLE_PROCESSING_OPTIONS };
     },
   );
 

@@ -14,6 +14,8 @@ export interface ConsoleSettings {
   api_key: string;
   storage_url: string;
   basemap_url: string | null;
+  /** Processing parameters this installation cannot act on, with the reason (the form disables them). */
+  unavailable_options?: Record<string, string>;
 }
 
 let settings: ConsoleSettings | null = null;

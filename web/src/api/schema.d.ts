@@ -2734,6 +2734,10 @@ export interface paths {
                             basemap_url: string | null;
                             /** @description S3 endpoint the console uploads to */
                             storage_url: string;
+                            /** @description Processing parameters this installation cannot act on, each with the reason; the console disables them */
+                            unavailable_options: {
+                                [key: string]: string;
+                            };
                         };
                     };
                 };

@@ -2,7 +2,7 @@
 // words by lib/plain-words.ts) and processing parameters
 // (the spec's keys; `generate_point_cloud` on by default, as the spec's default body).
 import { useState, type FormEvent } from 'react';
-import { api, unwrap, type Inspection } from '../api/client';
+import { api, consoleSettings, unwrap, type Inspection } from '../api/client';
 import { Field, FormErrors } from '../components/field';
 import { ApiProblem } from '../lib/api-problem';
 import { PROCESSING_BACKENDS, type ProcessingBackend } from '../lib/plain-words';
@@ -82,11 +82,21 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
       </Field>
       <fieldset className="options">
         <legend>Processing parameters</legend>
-        {OPTIONS.map(([key, label]) => (
-          <label key={key} className="check">
-            <input type="checkbox" checked={options[key]} onChange={(e) => setOptions({ ...options, [key]: e.target.checked })} /> {label}
-          </label>
-        ))}
+        {OPTIONS.map(([key, label]) => {
+          // An option the installation cannot act on (GET /v1/console/settings/): off, disabled, and why.
+          const unavailable = consoleSettings().unavailable_options?.[key];
+          return (
+            <label key={key} className="check">
+              <input type="checkbox" checked={!unavailable && options[key]} disabled={Boolean(unavailable)} aria-describedby={unavailable ? `option-${key}-why` : undefined} onChange={(e) => setOptions({ ...options, [key]: e.target.checked })} /> {label}
+              {unavailable && (
+                <small id={`option-${key}-why`} className="hint">
+                  {' '}
+                  — {unavailable}
+                </small>
+              )}
+            </label>
+          );
+        })}
         {options.clip_point_cloud && (
           <div className="option-wide">
             <Field label="Clipping radius (metres)" name="processing_parameters.clipping_radius" problem={problem} hint="Empty: the service's default">

@@ -1,0 +1,10 @@
+// Processing parameters this installation accepts (the spec lists them) but cannot act on, with
+// the reason the console shows beside the option it disables (GET /v1/console/settings/,
+// `unavailable_options`). roof_segmentation is stored and never read: no segmentation model ships.
+// detect_antennas is not here: the API refuses it outright (400) and the console does not offer it.
+// Outputs (mesh, DSM, orthophoto) are not here either: whether they can be made depends on the
+// cloud's engine, which lists the ones it did not make as `not available` with the reason.
+
+export const UNAVAILABLE_PROCESSING_OPTIONS: Readonly<Record<string, string>> = {
+  roof_segmentation: 'Not available on this installation: no roof segmentation model is installed, so the option would be ignored.',
+};
