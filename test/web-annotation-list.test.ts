@@ -19,7 +19,7 @@ import { SEVERITY_NAMES as CONSOLE_NAMES, severityName, severityOption } from '.
 import { SEVERITY_NAMES as REPORT_NAMES } from '../src/inspection/reports/severity-names.ts';
 import { parseRoute, routeHref } from '../web/src/app/routes.ts';
 import { allowanceAmount, allowanceWords, backendName, formatDate, formatDateTime, lockoutMessage, PROCESSING_BACKENDS } from '../web/src/lib/plain-words.ts';
-import { assetDistanceWarning, centreOf, distanceMetres, formatCoordinate, formatDistance, groupOverlapping } from '../web/src/lib/map-geometry.ts';
+import { assetDistanceWarning, centreOf, distanceMetres, formatCoordinate, formatDistance, formatLatLon, formatPosition, groupOverlapping } from '../web/src/lib/map-geometry.ts';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { chromiumMissingReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
@@ -85,6 +85,9 @@ test('map: distances (haversine), the asset warned about beyond 500 m from the c
 
 test('map: coordinates without trailing zeros; overlapping markers grouped (greedy, order kept)', () => {
   assert.deepEqual([46.5183, 6.5, -0.0000004, 46.51830049].map(formatCoordinate), ['46.5183', '6.5', '0', '46.5183']);
+  assert.equal(formatLatLon('46.51830000', '6.56190000'), '46.5183, 6.5619', 'the API\'s 8-decimal strings');
+  assert.equal(formatPosition(12.5, -3, 40.254), '12.5, -3, 40.25 m');
+  assert.equal(formatPosition(-0.001, 0.1, 2), '0, 0.1, 2 m', 'no "-0"');
   const groups = groupOverlapping([{ id: 1, x: 0, y: 0 }, { id: 2, x: 5, y: 5 }, { id: 3, x: 100, y: 0 }, { id: 4, x: 10, y: -3 }, { id: 5, x: 108, y: 4 }], 14);
   assert.deepEqual(groups.map((g) => g.map((p) => p.id)), [[1, 2, 4], [3, 5]]);
   assert.deepEqual(groupOverlapping([{ id: 1, x: 0, y: 0 }, { id: 2, x: 14, y: 0 }], 14).length, 2, 'exactly the radius apart: separate');

@@ -40,6 +40,16 @@ export function formatCoordinate(degrees: number): string {
   return String(Number(degrees.toFixed(6)));
 }
 
+/** A latitude and longitude as the API sends them (strings with 8 decimals) in words: "46.5183, 6.5619". */
+export function formatLatLon(lat: string | number, lon: string | number): string {
+  return `${formatCoordinate(Number(lat))}, ${formatCoordinate(Number(lon))}`;
+}
+
+/** A position in metres at centimetres without trailing zeros: "12.5, -3, 40.25 m". */
+export function formatPosition(x: number, y: number, z: number): string {
+  return `${[x, y, z].map((v) => String(Number(v.toFixed(2)) || 0)).join(', ')} m`;
+}
+
 /** The warning's words when the asset stands farther than ASSET_FAR_METRES from the cameras' centre; undefined otherwise. */
 export function assetDistanceWarning(cameras: readonly LatLon[], asset: LatLon | undefined): string | undefined {
   const centre = centreOf(cameras);

@@ -1,5 +1,6 @@
 // One asset: its details (edit, delete), its inspections with status and date, and a form to
 // create an inspection, which then opens the upload page.
+import { formatLatLon } from '../lib/map-geometry';
 import { formatDateTime } from '../lib/plain-words';
 import { useState } from 'react';
 import { api, unwrap, type Asset } from '../api/client';
@@ -63,7 +64,7 @@ export function AssetPage({ id }: { id: number }) {
           <dt>Type</dt>
           <dd>{typeLabel(types.data?.find((t) => t.id === record.type)) ?? `Type ${record.type}`}</dd>
           <dt>Position</dt>
-          <dd>{record.latitude !== null && record.longitude !== null ? `${record.latitude}, ${record.longitude}` : 'Not set'}</dd>
+          <dd>{record.latitude !== null && record.longitude !== null ? formatLatLon(record.latitude, record.longitude) : 'Not set'}</dd>
           <dt>Description</dt>
           <dd>{record.description || '—'}</dd>
           <dt>Created</dt>

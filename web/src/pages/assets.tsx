@@ -1,5 +1,6 @@
 // Assets: search by name, paged list (page_size 20), the page's assets on a map (loaded on
 // demand), and a form to create one. Editing and deleting are on the asset's own page.
+import { formatLatLon } from '../lib/map-geometry';
 import { formatDateTime } from '../lib/plain-words';
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { AssetForm } from '../assets/asset-form';
@@ -76,7 +77,7 @@ export function AssetsPage({ search, page }: { search: string; page: number }) {
                     <a href={`#/assets/${asset.id}`}>{asset.name}</a>
                   </td>
                   <td>{typeNames.get(asset.type) ?? asset.type}</td>
-                  <td>{asset.latitude !== null && asset.longitude !== null ? `${asset.latitude}, ${asset.longitude}` : '—'}</td>
+                  <td>{asset.latitude !== null && asset.longitude !== null ? formatLatLon(asset.latitude, asset.longitude) : '—'}</td>
                   <td>{asset.inspections.length}</td>
                   <td>{formatDateTime(asset.updated_at)}</td>
                 </tr>

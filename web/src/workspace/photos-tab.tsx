@@ -3,6 +3,7 @@
 // carries the photo and the annotation (#/inspections/7?photo=12&annotation=3), so the 3D view can
 // open a photo at an annotation; an address with only the annotation opens that annotation's photo.
 // Keys (not while typing in a field): ←/→, j/k, PageUp/PageDown other photos; D draw; Esc stop.
+import { formatPosition } from '../lib/map-geometry';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { api, unwrap, type Annotation, type Camera } from '../api/client';
 import { navigate } from '../app/navigation';
@@ -231,7 +232,7 @@ export function PhotosTab({ inspection, route }: TabProps) {
                     <div className="annotation-detail">
                       {a.name && <p>{a.name}</p>}
                       {a.description && <p>{a.description}</p>}
-                      <p className="hint">{a.coords_3d ? `3D: ${a.coords_3d.x.toFixed(2)}, ${a.coords_3d.y.toFixed(2)}, ${a.coords_3d.z.toFixed(2)} m` : 'No 3D position'}</p>
+                      <p className="hint">{a.coords_3d ? `3D: ${formatPosition(a.coords_3d.x, a.coords_3d.y, a.coords_3d.z)}` : 'No 3D position'}</p>
                       {!readOnly && (
                         <div className="actions">
                           <button type="button" onClick={() => setEditing(true)}>
