@@ -258,4 +258,20 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
     assert.equal(await page.getByRole('checkbox', { name: 'Generate mesh' }).isDisabled(), false, 'the others stay available');
     await watched.screenshot('new-inspection-form');
   });
+
+  it('a share link opens the list read-only: the same rows, no inventory call, nothing failed', async () => {
+    const share = await account.client.expect(201, 'POST', `/v1/inspections/${inspectionId}/share_tokens/`, { label: 'list' });
+    const holder = await openWatchedPage(browser, { folder: path.join(screens, 'share') });
+    try {
+      await holder.page.goto(`${share.url}#/inspections/${inspectionId}?tab=annotations`);
+      await holder.page.getByRole('tab', { name: 'Annotations', selected: true }).waitFor();
+      await holder.page.getByText('4 annotations, most severe first.').waitFor();
+      assert.equal(await holder.page.getByText(/draw one around a defect/).count(), 0);
+      await holder.page.getByRole('table').getByRole('link', { name: '#3 Crack' }).click();
+      await holder.page.getByText('Hairline').waitFor();
+      assert.deepEqual(holder.problems, [], 'no call a share token may not make (the inventory)');
+    } finally {
+      await holder.page.context().close();
+    }
+  });
 });
