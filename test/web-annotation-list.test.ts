@@ -14,6 +14,7 @@ import path from 'node:path';
 import os from 'node:os';
 import fs from 'node:fs';
 import type { Browser } from 'playwright-core';
+import type { Kysely } from 'kysely';
 import { countBySeverity, filterAnnotations, filterParams, parseFilter, sortForReview, typesPresent, type ListedAnnotation } from '../web/src/lib/annotation-filters.ts';
 import { SEVERITY_NAMES as CONSOLE_NAMES, severityName, severityOption } from '../web/src/lib/severity.ts';
 import { SEVERITY_NAMES as REPORT_NAMES } from '../src/inspection/reports/severity-names.ts';
@@ -171,6 +172,14 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
       const made = await account.client.expect(201, 'POST', '/v1/annotations/', { ...fields, inspection: inspectionId, photo_id, data: { coords_2d: square(0.1 + i * 0.15) } });
       annotations.push({ id: made.id, photo_id });
     }
+    // An inventory as detection would leave it (no detector ships, so straight into its table).
+    const item = (number: number, name: string, model_type: string, photo_id: number | null) => ({
+      inspection_id: inspectionId, number, name, model_type, photo_id, urls: '{}', point_of_view: '[]', coords_2d: '{}', photo_projection: '{}', coords_3d: '[]', offset_xyz: '{}', custom_fields: '[]',
+    });
+    await (system.database.db as Kysely<any>)
+      .insertInto('inspection.inventory_items')
+      .values([item(1, 'Sector A', 'panel_antenna', processed.cameras[1].photo_id), item(2, 'Sector B', 'panel_antenna', processed.cameras[0].photo_id), item(3, '', 'mount', null)])
+      .execute();
     browser = await launchChromium();
   });
   after(async () => {
@@ -216,6 +225,21 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
 
     await page.goBack();
     await page.getByText('1 of 4 annotations match, most severe first.').waitFor();
+    assert.deepEqual(watched.problems, []);
+  });
+
+  it('the inventory under the list: its items by kind, each opening the photo it was seen in', async () => {
+    assert.ok(watched, 'the first test signed in');
+    const { page } = watched;
+    await page.goto(`${system.urls.inspection}/#/inspections/${inspectionId}?tab=annotations`);
+    const inventory = page.getByRole('region', { name: 'Equipment found on the asset (3)' });
+    await inventory.waitFor();
+    await inventory.getByText('#3 Mount (no photo)').waitFor();
+    await inventory.getByLabel('Kind').selectOption({ label: 'Panel antenna (2)' });
+    assert.deepEqual(await inventory.getByRole('link').allTextContents(), ['#1 Sector A', '#2 Sector B']);
+    await inventory.getByRole('link', { name: '#1 Sector A' }).click();
+    await page.getByRole('tab', { name: 'Photos', selected: true }).waitFor();
+    assert.equal(new URL(page.url().replace('#/', '/')).searchParams.get('photo'), String(annotations[1].photo_id), 'the photo the item was seen in');
     assert.deepEqual(watched.problems, []);
   });
 
