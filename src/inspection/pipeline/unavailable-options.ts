@@ -6,5 +6,5 @@
 // cloud's engine, which lists the ones it did not make as `not available` with the reason.
 
 export const UNAVAILABLE_PROCESSING_OPTIONS: Readonly<Record<string, string>> = {
-  roof_segmentation: 'Not available on this installation: no roof segmentation model is installed, so the option would be ignored.',
+  roof_segmentation: 'Not available here: no roof segmentation model is installed.',
 };

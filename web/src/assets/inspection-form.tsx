@@ -90,8 +90,7 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
               <input type="checkbox" checked={!unavailable && options[key]} disabled={Boolean(unavailable)} aria-describedby={unavailable ? `option-${key}-why` : undefined} onChange={(e) => setOptions({ ...options, [key]: e.target.checked })} /> {label}
               {unavailable && (
                 <small id={`option-${key}-why`} className="hint">
-                  {' '}
-                  — {unavailable}
+                  {unavailable}
                 </small>
               )}
             </label>
