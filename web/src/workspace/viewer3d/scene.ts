@@ -40,6 +40,8 @@ export class InspectionScene {
   private movedAt = 0;
   /** The cloud's coarse-to-fine levels (0: drawn whole always). */
   private cloudLevels = 0;
+  /** The level drawn at rest: 0 (whole) unless motion measured the whole too slow (adaptDetail). */
+  private restDetail = 0;
   private radius = 10;
   onRender: (() => void) | undefined;
 
@@ -79,6 +81,7 @@ export class InspectionScene {
     this.points.position.copy(this.local(cloud.centre));
     this.scene.add(this.points);
     this.cloudLevels = cloud.levels ?? 0;
+    this.restDetail = 0;
     // The first frame in motion draws at most FIRST_MOVING_POINTS: on the software renderer a 3M
     // frame blocked the page 5 s before the next frame could say it was slow; a GPU gets its
     // whole cloud back within a few frames (one level per fast frame).
@@ -238,7 +241,9 @@ export class InspectionScene {
   /**
    * Thins the cloud while the view moves when frames come slower than 25 per second (40 ms): by as
    * many halvings as the frame is over 30 ms, and thickens it again a level at a time when they
-   * come faster than 50 (20 ms); at rest it is drawn whole. Measured (bench/viewer3d.ts, bench/
+   * come faster than 50 (20 ms). At rest it is drawn whole, unless the frames in motion said that
+   * would take over REST_FRAME_MS (estimated as the last interval times 2 per level: on the
+   * software renderer 3M points at rest blocked the page 3.5-4.9 s after every orbit). Measured (bench/viewer3d.ts, bench/
    * README "The 3D tab with millions of points"): Chromium's software renderer on 2 cores took
    * 1.7 s a frame for 1M points and 0.12 s for 20k, so no fixed budget is fluid there, while a GPU
    * draws millions per frame; the interval between frames in motion tells the device apart. The
@@ -247,11 +252,12 @@ export class InspectionScene {
   private adaptDetail(moving: boolean, time: number): void {
     if (!this.points || !this.cloudLevels) return;
     const interval = this.movedAt ? time - this.movedAt : 0;
+    if (moving && interval > 0) this.restDetail = Math.min(this.cloudLevels, Math.max(0, this.detail - Math.floor(Math.log2(REST_FRAME_MS / interval))));
     if (moving && interval > 40) this.detail = Math.min(this.cloudLevels, this.detail + Math.max(1, Math.round(Math.log2(interval / 30))));
     else if (moving && interval > 0 && interval < 20) this.detail = Math.max(0, this.detail - 1);
     this.movedAt = moving ? time : 0;
     const count = this.points.geometry.getAttribute('position').count;
-    this.points.geometry.setDrawRange(0, moving ? Math.ceil(count / 2 ** this.detail) : Infinity);
+    this.points.geometry.setDrawRange(0, Math.ceil(count / 2 ** (moving ? this.detail : this.restDetail)));
     this.canvas.dataset.pointsDrawn = String(Math.min(count, this.points.geometry.drawRange.count));
   }
 
@@ -270,6 +276,9 @@ export class InspectionScene {
     this.renderer.dispose();
   }
 }
+
+/** The longest a frame at rest may block the page, by the estimate of adaptDetail. */
+const REST_FRAME_MS = 1000;
 
 /** Points of the first frame in motion (see setCloud). */
 const FIRST_MOVING_POINTS = 250_000;
