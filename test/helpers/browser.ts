@@ -28,8 +28,10 @@ export interface WatchedPage {
   folder: string;
 }
 
-export async function openWatchedPage(browser: Browser, options: { viewport?: { width: number; height: number }; folder?: string } = {}): Promise<WatchedPage> {
-  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 800 }, acceptDownloads: true });
+/** `touch`: a phone or tablet's context (touch events, the mobile viewport meta honoured). */
+export async function openWatchedPage(browser: Browser, options: { viewport?: { width: number; height: number }; folder?: string; touch?: boolean } = {}): Promise<WatchedPage> {
+  const touch = options.touch ? { hasTouch: true, isMobile: true } : {};
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 800 }, acceptDownloads: true, ...touch });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (message) => {
