@@ -316,6 +316,9 @@ describe('web console journeys', { skip: skipReason() }, () => {
       await holder.page.getByRole('heading', { name: `Survey on a ${size.name}`, level: 1 }).waitFor();
       await holder.page.getByTestId('photo-image').waitFor();
       await holder.page.locator(`rect[data-annotation-id="${annotation.id}"]`).waitFor();
+      // Read-only: nothing to draw with, and the photo's hint does not point at a missing button.
+      await holder.page.getByText('Pinch to zoom · drag to pan').waitFor();
+      assert.equal(await holder.page.getByText('Draw annotation').count(), 0, 'no "Draw annotation" in the share viewer');
       const width = await holder.page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
       assert.ok(width.scroll <= width.inner, `share viewer at ${size.width}x${size.height}: ${width.scroll} px wide in ${width.inner} px`);
       await holder.screenshot('share-viewer');

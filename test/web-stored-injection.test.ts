@@ -91,6 +91,8 @@ async function showTooltip(page: Page, label: string): Promise<void> {
     await markers.nth(i).dispatchEvent('mouseover');
     if ((await page.locator('.leaflet-tooltip').textContent()) === label) return;
     await markers.nth(i).dispatchEvent('mouseout');
+    // Leaflet fades a closed tooltip out and removes it 200 ms later: wait, so one tooltip is open.
+    await page.locator('.leaflet-tooltip').waitFor({ state: 'detached' });
   }
   assert.fail(`no marker labelled ${label}`);
 }

@@ -268,7 +268,9 @@ export function PhotoViewer({
           {TOUCH
             ? drawing
               ? 'Drag a finger on the photo to draw a rectangle'
-              : 'Pinch to zoom · drag to pan · “Draw annotation”, then drag a finger'
+              : readOnly
+                ? 'Pinch to zoom · drag to pan'
+                : 'Pinch to zoom · drag to pan · “Draw annotation”, then drag a finger'
             : drawing
               ? 'Drag on the photo to draw a rectangle (Esc to stop)'
               : 'Wheel or +/− zoom · drag to pan (arrows when zoomed) · ←/→ or j/k other photos'}
