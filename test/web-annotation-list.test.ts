@@ -19,7 +19,7 @@ import { countBySeverity, filterAnnotations, filterParams, parseFilter, sortForR
 import { SEVERITY_NAMES as CONSOLE_NAMES, severityName, severityOption } from '../web/src/lib/severity.ts';
 import { SEVERITY_NAMES as REPORT_NAMES } from '../src/inspection/reports/severity-names.ts';
 import { parseRoute, routeHref } from '../web/src/app/routes.ts';
-import { allowanceAmount, allowanceWords, backendName, formatDate, formatDateTime, lockoutMessage, PROCESSING_BACKENDS } from '../web/src/lib/plain-words.ts';
+import { allowanceAmount, allowanceWords, backendName, engineName, formatDate, formatDateTime, lockoutMessage, PROCESSING_BACKENDS } from '../web/src/lib/plain-words.ts';
 import { assetDistanceWarning, centreOf, distanceMetres, formatCoordinate, formatDistance, formatLatLon, formatPosition, groupOverlapping } from '../web/src/lib/map-geometry.ts';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { chromiumMissingReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
@@ -103,6 +103,7 @@ test('plain words: allowance types and processing engines named with an explanat
   assert.deepEqual(PROCESSING_BACKENDS.map((b) => [b.value, b.name]), [['mapper', 'Standard'], ['vortex', 'Alternative']], 'the spec\'s two values');
   for (const b of PROCESSING_BACKENDS) assert.ok(b.explanation.length > 20 && !/mapper|vortex/.test(b.explanation));
   assert.equal(backendName('mapper'), 'Standard');
+  assert.deepEqual(['exif', 'colmap', 'nodeodm', 'other'].map(engineName), ['photo positions only (no 3D reconstruction)', 'COLMAP on this server', 'OpenDroneMap (NodeODM)', 'other']);
 });
 
 test('dates in the reader\'s locale (Intl), not ISO strings; nothing or garbage reads as a dash', () => {

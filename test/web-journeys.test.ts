@@ -123,6 +123,7 @@ describe('web console journeys', { skip: skipReason() }, () => {
     const summary = page.getByTestId('processing-summary');
     await summary.getByText('Photos placed').waitFor({ timeout: 30_000 });
     await page.getByTestId('outputs-made').getByText(/Calibrated cameras \(JSON\) · \d/).waitFor();
+    await page.getByTestId('cloud-state').getByText('photo positions only (no 3D reconstruction)', { exact: false }).waitFor();
     assert.doesNotMatch(await page.getByTestId('inspection-status').innerText(), /\(7\)/, 'the status in words, without its code');
     await w.screenshot('processing-done');
     assert.equal((await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/`)).status, 7);
@@ -179,6 +180,8 @@ describe('web console journeys', { skip: skipReason() }, () => {
 
     // The report: generate, follow report_status, download the PDF
     await page.getByRole('tab', { name: 'Outputs & report' }).click();
+    // Each download with its size (from the processing summary) beside its name.
+    await page.locator('.output-list li').filter({ hasText: /^Calibrated cameras \(JSON\) · [\d.]+ kB/ }).waitFor();
     await page.getByRole('button', { name: 'Generate report' }).click();
     const pdfLink = page.getByRole('button', { name: 'Download the report (PDF)' });
     await pdfLink.waitFor({ timeout: 60_000 });

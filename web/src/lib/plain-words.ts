@@ -67,3 +67,14 @@ export function lockoutMessage(detail: string, now: Date, format = new Intl.Date
   const until = new Date(Math.ceil((now.getTime() + Number(seconds) * 1000) / 60_000) * 60_000);
   return `Too many failed sign-ins for this account from this network. Until ${format.format(until)}, every attempt is refused, even with the right password; try again after that time.`;
 }
+
+const ENGINES: Record<string, string> = {
+  exif: 'photo positions only (no 3D reconstruction)',
+  colmap: 'COLMAP on this server',
+  nodeodm: 'OpenDroneMap (NodeODM)',
+};
+
+/** The photogrammetry engine that ran, in words ("COLMAP on this server"); unknown codes as they are. */
+export function engineName(code: string): string {
+  return ENGINES[code] ?? code;
+}

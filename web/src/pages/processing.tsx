@@ -13,6 +13,7 @@ import type { ApiProblem } from '../lib/api-problem';
 import { retryBlockedReason } from '../lib/retry-rules';
 import { isStable, processingSteps, statusKind, statusName } from '../lib/statuses';
 import { cloudStateWords, formatDuration, remainingSeconds } from '../lib/processing-words';
+import { engineName } from '../lib/plain-words';
 import { ProcessingSummaryCard } from '../components/processing-summary';
 import { usePageTitle } from '../app/page-title';
 
@@ -93,7 +94,7 @@ export function ProcessingPage({ id }: { id: number }) {
             <p data-testid="cloud-state">
               Photogrammetry: <strong>{cloudStateWords(cloud.public_status)}</strong>
               {cloud.public_status === 'PROCESSING' && cloud.detailed_status ? ` — ${cloud.detailed_status}` : ''} · {cloud.image_count} photos
-              {cloud.engine ? ` · engine ${cloud.engine}` : ''}
+              {cloud.engine ? ` · ${engineName(cloud.engine)}` : ''}
             </p>
             <ElapsedLine started={cloud.processing_started} ended={cloud.processing_ended} progress={cloud.public_status === 'PROCESSING' ? cloud.progress : null} />
             {showProgress && (

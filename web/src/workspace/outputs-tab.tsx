@@ -7,7 +7,7 @@ import { Empty, ErrorState, Loading } from '../components/states';
 import { problemFrom, type ApiProblem } from '../lib/api-problem';
 import { asPage } from '../lib/paging';
 import type { TabProps } from '../pages/workspace';
-import { outputName } from '../lib/processing-words';
+import { formatBytes, outputName } from '../lib/processing-words';
 import { useReadOnly } from '../share/read-only';
 import { SharingPanel } from './sharing-panel';
 
@@ -57,6 +57,10 @@ export function OutputsTab({ inspection, reload }: TabProps) {
   const [inputs, setInputs] = useState<{ state: 'idle' | 'preparing' | 'ready' | 'error'; url?: string; message?: string }>({ state: 'idle' });
   // A share link's viewer: the downloads only (no inputs ZIP, no report to generate, no share links).
   const readOnly = useReadOnly();
+  // Sizes of what processing made, from the processing summary (the spec's outputs carry none; a
+  // share link cannot read the processing route, so its viewer lists the outputs without sizes).
+  const summary = useLoad(async () => (readOnly ? null : ((await unwrap(api.GET('/v1/inspections/{id}/processing/', { params: { path: { id: inspection.id } } }))).summary ?? null)), [inspection.id, readOnly, inspection.status]);
+  const sizes = new Map((summary.data?.outputs_made ?? []).map((o) => [o.output_type, o.size_bytes]));
 
   // Follow report generation until it is no longer `processing`.
   useEffect(() => {
@@ -116,8 +120,8 @@ export function OutputsTab({ inspection, reload }: TabProps) {
               <li key={o.output_type}>
                 <a href={o.url} download target="_blank" rel="noopener">
                   {outputName(o.output_type)}
-                </a>{' '}
-                <code>{o.output_type}</code>
+                </a>
+                {sizes.get(o.output_type) != null ? <span className="hint"> · {formatBytes(sizes.get(o.output_type)!)}</span> : null} <code>{o.output_type}</code>
               </li>
             ))}
           </ul>
