@@ -194,7 +194,7 @@ try {
     const fileMb = fs.statSync(cloudFile).size / 1e6;
     console.log(`# ${count.toLocaleString()} points: ${fileMb.toFixed(0)} MB written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     const { inspection } = await processedInspection(account);
-    const project = await system.inspection.cloud.getProject(inspection.project_id);
+    const project = await (await system.inspection.cloudFor(inspection.id)).getProject(inspection.project_id);
     const db = system.database.db as Kysely<any>;
     for (const [outputType, file] of [['point_cloud_ply', cloudFile], ['3d_mesh_web_ply', meshFile]] as const) {
       const key = `results/${project.uuid}/bench/${outputType}.ply`;

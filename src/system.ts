@@ -145,6 +145,9 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       config.cloudClientId && config.cloudClientSecret
         ? { clientId: config.cloudClientId, clientSecret: config.cloudClientSecret }
         : await ensureInspectionCloudClient(inspectionSecrets, cloud);
+    // The inspection service's client acts for each inspection's organization (issue 30): also one
+    // given by CLOUD_CLIENT_ID, or made before (a client unknown to this database changes nothing).
+    await cloud.oauth.markServiceClient(cloudClient.clientId);
     const mailer = createMailer({ smtpUrl: config.smtpUrl, outboxDir: path.join(config.dataDir, 'mail'), from: config.mailFrom, logger: logger.child({ service: 'mail' }) });
     cleanups.push(async () => mailer.close());
     const inspection = new InspectionModule({
@@ -179,6 +182,10 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       const cloudServer = await cloud.createServer(edge);
       urls.cloud = await listen(cloudServer, config.host, config.cloudPort, config.cloudPublicUrl);
       cleanups.push(() => cloudServer.close());
+      // Before the inspection API answers: inspections made before issue 30 find their cloud
+      // projects in their organization. A cloud elsewhere (CLOUD_URL) that is down delays it to a
+      // retry every minute, meanwhile those inspections' cloud calls answer 404 or 503.
+      cleanups.push(await handOverUntilDone(inspection, logger));
       const webConsole = config.consoleEnabled
         ? { apiKey: await ensureConsoleApiKey(inspectionSecrets, inspection.accounts), storageUrl: urls.storage, basemapUrl: config.consoleBasemapUrl }
         : undefined;
@@ -193,6 +200,22 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
     await stop();
     throw err;
   }
+}
+
+/** The legacy hand-over (inspection/cloud-client/legacy-projects.ts), retried each minute until it succeeds; returns its cleanup. */
+async function handOverUntilDone(inspection: InspectionModule, logger: Logger): Promise<() => Promise<void>> {
+  let timer: NodeJS.Timeout | undefined;
+  const attempt = async (): Promise<void> => {
+    try {
+      await inspection.handOverLegacyCloudProjects();
+      timer = undefined;
+    } catch (err) {
+      logger.warn({ err }, 'handing earlier cloud projects over to their organizations failed; retrying in a minute');
+      timer = setTimeout(() => void attempt(), 60_000).unref();
+    }
+  };
+  await attempt();
+  return async () => clearTimeout(timer);
 }
 
 async function listen(server: HttpServer, host: string, port: number, publicUrl: string | undefined): Promise<string> {

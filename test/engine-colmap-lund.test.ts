@@ -70,7 +70,7 @@ describe('colmap engine on lund, through the inspection API', () => {
 
     // The cloud project, through the cloud API (the inspection service's own cloud client): DONE,
     // with what the colmap engine makes and what it does not.
-    const cloud = system!.inspection.cloud;
+    const cloud = await system!.inspection.cloudFor(inspection.id);
     assert.equal((await cloud.getProject(inspection.project_id)).public_status, 'DONE');
     const cloudOutputs = new Map((await cloud.outputs(inspection.project_id)).map((o) => [o.output_type, o]));
     for (const type of ['point_cloud', 'point_cloud_ply', 'calibrated_camera_parameters_json', 'quality_report', 'processing_log', 'project_thumb']) {

@@ -131,14 +131,14 @@ describe('requested outputs through the services (exif default, nodeodm on a fak
     assert.equal(options['skip-3dmodel'], undefined, 'mesh asked for');
     assert.equal(options.dsm, undefined, 'no DSM asked for');
     assert.equal(options['skip-orthophoto'], undefined, 'orthophoto asked for');
-    const vortexOutputs = await system.inspection.cloud.outputs(vortex.project_id);
+    const vortexOutputs = await (await system.inspection.cloudFor(vortex.id)).outputs(vortex.project_id);
     assert.equal(vortexOutputs.find((o) => o.output_type === 'dsm')?.availability, 'not available');
     assert.equal(vortexOutputs.find((o) => o.output_type === '3d_mesh_obj_zip')?.availability, 'done');
 
     const mapper = await run({ generate_point_cloud: true, generate_ortho: true }, 'mapper');
     const row = await system.cloud.db.selectFrom('cloud.projects').select('requested_outputs').where('id', '=', mapper.project_id).executeTakeFirstOrThrow();
     assert.deepEqual(row.requested_outputs, { point_cloud: true, mesh: false, dsm: false, ortho: true });
-    const mapperOutputs = await system.inspection.cloud.outputs(mapper.project_id);
+    const mapperOutputs = await (await system.inspection.cloudFor(mapper.id)).outputs(mapper.project_id);
     const ortho: any = mapperOutputs.find((o) => o.output_type === 'ortho_rgb');
     assert.equal(ortho?.availability, 'not available');
     assert.match(ortho?.note ?? '', /^Requested \(outputs\.ortho\), but the exif engine cannot make it/);

@@ -2,10 +2,23 @@
 // user without organization get 404 for the first account's records (never 403, never the
 // record), change nothing, and do not see them in any list. A share token of the owner's
 // inspection opens nothing of another account (inspection-share-tokens.test.ts has the rest).
+// The cloud side (issue 30): an inspection's cloud project and its asset's project group belong
+// to the inspection's organization, whose own cloud client reads and downloads them (boto3, as
+// Pix4D's demo client does) while another organization's client gets 404; projects made before,
+// in the service's own cloud organization, are handed over to their organizations.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { sql, type Kysely } from 'kysely';
+import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
+import { assertNoServerErrors, processedInspection, uploadedInspection } from './helpers/inspection-fixtures.ts';
+import { cloudClient, type CloudTestClient } from './helpers/cloud-api.ts';
+import { requireTool } from './helpers/system-tools.ts';
+import { SERVICE_CLOUD_ORG } from '../src/admin/bootstrap.ts';
 
 describe('inspection service: tenant isolation', () => {
   let system: TestSystem;
@@ -150,6 +163,142 @@ describe('inspection service: tenant isolation', () => {
     const alone = new InspectionClient({ baseUrl: system.urls.inspection, apiKey: owner.apiKey });
     alone.token = member.token;
     assert.equal((await alone.request('GET', `/v1/inspections/${ids.inspection}/`)).status, 404);
+  });
+
+  it('answered no request with a 5xx', () => assertNoServerErrors(system));
+});
+
+const run = promisify(execFile);
+
+describe('cloud service: the organization\'s own cloud client sees its inspections\' projects (issue 30)', () => {
+  let system: TestSystem;
+  let owner: TestAccount;
+  let processed: Awaited<ReturnType<typeof processedInspection>>;
+  let ownerCloud: CloudTestClient;
+  let foreignCloud: CloudTestClient;
+  const db = () => system.database.db as Kysely<unknown>;
+  const P = '/project/api/v3/projects';
+  const G = '/project/api/v3/project-groups';
+
+  before(async () => {
+    system = await startTestSystem();
+    owner = await system.newAccount();
+    processed = await processedInspection(owner, {}, { name: 'Org tower' });
+    // The organization's cloud client, as `admin create-cloud-client --org <its uuid>` makes it.
+    ownerCloud = await cloudClient(system, 'Owner org', owner.organizationUuid);
+    // Another organization with inspections of its own, and its cloud client.
+    const other = await system.newAccount();
+    await uploadedInspection(other);
+    foreignCloud = await cloudClient(system, 'Foreign org', other.organizationUuid);
+  });
+  after(async () => {
+    await system?.stop();
+  });
+
+  it('the organization\'s client reads the project, its outputs, the asset\'s project group and finds them in its lists', async () => {
+    const { inspection, asset } = processed;
+    const project = await ownerCloud.call('GET', `${P}/${inspection.project_id}/`, undefined, { expect: 200 });
+    assert.equal(project.uuid, inspection.project_uuid);
+    assert.equal(project.public_status, 'DONE');
+    assert.equal(project.project_group_id, asset.project_group_id);
+    const group = await ownerCloud.call('GET', `${G}/${asset.project_group_id}/`, undefined, { expect: 200 });
+    assert.equal(group.organization_uuid, owner.organizationUuid);
+    assert.deepEqual(group.project_ids, [inspection.project_id]);
+    const projects = await ownerCloud.call('GET', `${P}/`, undefined, { expect: 200 });
+    assert.deepEqual(projects.map((p: { id: number }) => p.id), [inspection.project_id]);
+    const groups = await ownerCloud.call('GET', `${G}/`, undefined, { expect: 200 });
+    assert.deepEqual(groups.map((g: { id: number }) => g.id), [asset.project_group_id]);
+    const { outputs } = await ownerCloud.call('GET', `${P}/${inspection.project_id}/outputs/`, undefined, { expect: 200 });
+    assert.ok(outputs.some((o: { output_type: string; availability: string }) => o.output_type === 'calibrated_camera_parameters_json' && o.availability === 'done'));
+  });
+
+  it('the organization\'s client lists and downloads an inspection\'s output with boto3 after asking the cloud API for storage credentials (Pix4D\'s demo client pattern)', async (t) => {
+    if (!requireTool(t, '/usr/bin/python3', 'python3')) return;
+    const work = tempDir('oi-org-boto3-');
+    try {
+      const script = path.join(import.meta.dirname, 'fixtures', 'pix4d_demo_client.py');
+      const args = [script, system.urls.cloud, ownerCloud.clientId, ownerCloud.clientSecret, String(processed.inspection.project_id), work, 'calibrated_camera_parameters', 'calibrated_camera_parameters_json'];
+      const { stdout } = await run('/usr/bin/python3', args, { timeout: 60_000 });
+      const result = JSON.parse(stdout);
+      console.log(`# the organization's client with boto3: result types ${Object.keys(result.by_result_type).sort().join(', ')}; downloaded ${result.downloaded.key} (${result.downloaded.size} bytes); listed ${result.listed.length}; write: ${JSON.stringify(result.refused_write)}`);
+      const bucket = (await ownerCloud.call('GET', `${P}/${processed.inspection.project_id}/`, undefined, { expect: 200 })).bucket_name;
+      const { body } = await system.store.getObject(bucket, result.downloaded.key);
+      const expected = Buffer.concat(await body.toArray());
+      assert.ok(expected.length > 0);
+      assert.equal(result.downloaded.size, expected.length);
+      assert.equal(result.downloaded.sha256, crypto.createHash('sha256').update(expected).digest('hex'));
+      assert.deepEqual(result.listed, [result.downloaded.key]);
+      assert.deepEqual(result.refused_write, { code: 'AccessDenied', status: 403 });
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it('another organization\'s client gets 404 on the project, its outputs, its credentials and the project group, and lists none of them', async () => {
+    const { inspection, asset } = processed;
+    for (const path of [`${P}/${inspection.project_id}/`, `${P}/${inspection.project_id}/outputs/`, `${P}/${inspection.project_id}/s3_credentials/`, `${P}/${inspection.project_id}/inputs/zip/`, `${G}/${asset.project_group_id}/`]) {
+      const body = await foreignCloud.call('GET', path, undefined, { expect: 404 });
+      assert.equal(body.code, 'not_found', path);
+    }
+    await foreignCloud.call('DELETE', `${P}/${inspection.project_id}/`, undefined, { expect: 404 });
+    const move = { owner_uuid: foreignCloud.orgUuid, source_nodes: [{ type: 'project', uuid: inspection.project_uuid }], target_type: 'organization', target_uuid: foreignCloud.orgUuid };
+    await foreignCloud.call('PUT', '/common/api/v4/drive/move_batch/', move, { expect: 404 });
+    const projects = await foreignCloud.call('GET', `${P}/`, undefined, { expect: 200 });
+    assert.ok(!projects.some((p: { id: number }) => p.id === inspection.project_id));
+    const groups = await foreignCloud.call('GET', `${G}/`, undefined, { expect: 200 });
+    assert.ok(!groups.some((g: { id: number }) => g.id === asset.project_group_id));
+    // Still the owner's, whole.
+    await ownerCloud.call('GET', `${P}/${inspection.project_id}/`, undefined, { expect: 200 });
+  });
+
+  it('only a service client may act for another organization: a client naming organization_uuid in its token request is refused', async () => {
+    const response = await fetch(`${system.urls.cloud}/oauth2/token/`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: foreignCloud.clientId, client_secret: foreignCloud.clientSecret, organization_uuid: owner.organizationUuid! }),
+    });
+    assert.equal(response.status, 400);
+    assert.equal(((await response.json()) as { error: string }).error, 'unauthorized_client');
+  });
+
+  it('projects and project groups made before, in the service\'s own cloud organization, are handed over to their organization; a user\'s own stay', async () => {
+    const legacy = await uploadedInspection(owner, {}, { name: 'Older tower' });
+    const personal = await system.newAccount({ organization: false });
+    const own = await uploadedInspection(personal);
+    // As before issue 30: the project and the group in the service's organization.
+    const service = await sql<{ id: number }>`select id from cloud.organizations where uuid = ${SERVICE_CLOUD_ORG}`.execute(db());
+    const serviceOrg = service.rows[0].id;
+    await sql`update cloud.project_groups set organization_id = ${serviceOrg} where id = ${legacy.asset.project_group_id}`.execute(db());
+    await sql`update cloud.projects set organization_id = ${serviceOrg} where id = ${legacy.inspection.project_id}`.execute(db());
+    await ownerCloud.call('GET', `${P}/${legacy.inspection.project_id}/`, undefined, { expect: 404 });
+    await ownerCloud.call('GET', `${G}/${legacy.asset.project_group_id}/`, undefined, { expect: 404 });
+
+    const { moved } = await system.inspection.handOverLegacyCloudProjects();
+    assert.equal(moved, 1, 'the group, its project going with it');
+    const project = await ownerCloud.call('GET', `${P}/${legacy.inspection.project_id}/`, undefined, { expect: 200 });
+    assert.equal(project.project_group_id, legacy.asset.project_group_id, 'still in its group');
+    const group = await ownerCloud.call('GET', `${G}/${legacy.asset.project_group_id}/`, undefined, { expect: 200 });
+    assert.deepEqual(group.project_ids, [legacy.inspection.project_id]);
+    await foreignCloud.call('GET', `${P}/${legacy.inspection.project_id}/`, undefined, { expect: 404 });
+    // Again: nothing left to move. The user's own inspection stays in the service's organization.
+    assert.deepEqual(await system.inspection.handOverLegacyCloudProjects(), { moved: 0 });
+    const rows = await sql<{ organization_id: number }>`select organization_id from cloud.projects where id = ${own.inspection.project_id}`.execute(db());
+    assert.equal(rows.rows[0].organization_id, serviceOrg);
+    // The inspection service still reaches both through the cloud API.
+    await owner.client.expect(200, 'GET', `/v1/inspections/${legacy.inspection.id}/s3_credentials/`);
+    await owner.client.process(legacy.inspection.id);
+    assert.equal((await owner.client.waitUntilSettled(legacy.inspection.id, { timeoutMs: 90_000 })).status, 7);
+    await personal.client.expect(200, 'GET', `/v1/inspections/${own.inspection.id}/s3_credentials/`);
+  });
+
+  it('deleting an inspection deletes its project in the organization', async () => {
+    const inspection = await owner.client.createInspection({ asset: processed.asset.id, name: 'Short-lived' });
+    await ownerCloud.call('GET', `${P}/${inspection.project_id}/`, undefined, { expect: 200 });
+    await owner.client.expect(204, 'DELETE', `/v1/inspections/${inspection.id}/`);
+    const deadline = Date.now() + 30_000;
+    while ((await ownerCloud.call('GET', `${P}/${inspection.project_id}/`)).$response?.status === 200) {
+      assert.ok(Date.now() < deadline, 'the project is deleted');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   });
 
   it('answered no request with a 5xx', () => assertNoServerErrors(system));

@@ -64,14 +64,14 @@ describe('inspection: reconstruction imported from the cloud (nodeodm engine for
     const mapper = await processed({ generate_point_cloud: true }, 'mapper');
     assert.equal(mapper.inspection.status, 7);
     assert.equal(node.tasks.size, before, 'no task on the node for mapper');
-    assert.equal((await system.inspection.cloud.getProject(mapper.inspection.project_id) as any).engine, 'exif');
+    assert.equal((await (await system.inspection.cloudFor(mapper.inspection.id)).getProject(mapper.inspection.project_id) as any).engine, 'exif');
     const extras = await account.client.expect(200, 'GET', `/v1/inspections/${mapper.inspection.id}/extras/`);
     // One format whatever the engine (OGC WKT): exif names the cloud's system though it reconstructs nothing.
     assert.match(extras.coordinate_system, /^COMPD_CS\["WGS 84 \/ UTM zone 15N \+ EGM96 height",PROJCS\[/, 'exif: nothing reconstructed, the photos\' UTM zone');
     const vortex = await processed({ generate_point_cloud: true }, 'vortex');
     assert.equal(vortex.inspection.status, 7);
     assert.equal(node.tasks.size, before + 1, 'one task on the node for vortex');
-    assert.equal((await system.inspection.cloud.getProject(vortex.inspection.project_id) as any).engine, 'nodeodm');
+    assert.equal((await (await system.inspection.cloudFor(vortex.inspection.id)).getProject(vortex.inspection.project_id) as any).engine, 'nodeodm');
   });
 
   it('calibrated cameras, extras and outputs come from the cloud; coords_3d is null when the cloud cannot be read', async () => {

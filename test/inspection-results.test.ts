@@ -24,7 +24,7 @@ describe('inspection service: extras, outputs, inventory, inputs', () => {
     const extras = await account.client.expect(200, 'GET', `/v1/inspections/${processed.inspection.id}/extras/`);
     // One format whatever the engine: OGC WKT (here exif's, the cloud's default system).
     assert.match(extras.coordinate_system, /^COMPD_CS\["WGS 84 \/ UTM zone 32N \+ EGM96 height",PROJCS\[.*AUTHORITY\["EPSG","32632"\]\],VERT_CS\[.*"5773"\]\]\]$/, '6.56 E, 46.5 N is UTM zone 32 north');
-    const cloudProject: any = await system.inspection.cloud.getProject(processed.inspection.project_id);
+    const cloudProject: any = await (await system.inspection.cloudFor(processed.inspection.id)).getProject(processed.inspection.project_id);
     assert.equal(extras.coordinate_system, cloudProject.coordinate_system, 'the system the cloud wrote its outputs in');
     assert.equal(extras.offset_3d_xyz.length, 3);
     const [e, n, z] = extras.offset_3d_xyz;

@@ -66,7 +66,7 @@ describe('web console: the 3D tab draws the mesh and measures on it', { skip: sk
 
   it('shows the mesh (and hides it for the cloud alone); a measured point snaps to the mesh at its height', async () => {
     const { inspection } = await processedInspection(account);
-    const project = await system.inspection.cloud.getProject(inspection.project_id);
+    const project = await (await system.inspection.cloudFor(inspection.id)).getProject(inspection.project_id);
     const files = await fixtures();
     const db = system.database.db as Kysely<any>;
     for (const [outputType, body] of [['point_cloud_ply', files.cloud], ['3d_mesh_web_ply', files.mesh]] as const) {

@@ -349,7 +349,7 @@ describe('web console journeys', { skip: skipReason() }, () => {
     const done = await client.waitUntilSettled(inspection.id, { timeoutMs: 20 * 60_000 });
     if (done.status !== 7) {
       console.log(`# journey 2 processing: ${JSON.stringify(await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/processing/`))}`);
-      console.log(`# journey 2 processing log (mapping):\n${await failedRunLog(system, done.project_id)}`);
+      console.log(`# journey 2 processing log (mapping):\n${await failedRunLog(system, done.id, done.project_id)}`);
     }
     assert.equal(done.status, 7);
     timings.colmapProcessing = (Date.now() - started) / 1000;
@@ -421,8 +421,8 @@ async function fingerDrag(page: Page, points: { x: number; y: number }[]): Promi
 }
 
 /** The COLMAP log a failed run leaves in the store (colmap-engine.ts keeps it), its mapping lines only. */
-async function failedRunLog(system: TestSystem, projectId: number): Promise<string> {
-  const project = await system.inspection.cloud.getProject(projectId);
+async function failedRunLog(system: TestSystem, inspectionId: number, projectId: number): Promise<string> {
+  const project = await (await system.inspection.cloudFor(inspectionId)).getProject(projectId);
   const bucket = project.bucket_name;
   const listed = await system.store.listObjects(bucket, { prefix: `results/${project.uuid}/` });
   const key = listed.objects.map((o) => o.key).find((k) => k.endsWith('processing_log.txt'));

@@ -84,7 +84,7 @@ describe('web console layout at phone, tablet and desktop sizes; accessibility; 
     await client.process(inspection.id);
     const done = await client.waitUntilSettled(inspection.id, { timeoutMs: 90_000 });
     assert.equal(done.status, 7);
-    const project = await system.inspection.cloud.getProject(done.project_id);
+    const project = await (await system.inspection.cloudFor(done.id)).getProject(done.project_id);
     const key = `results/${project.uuid}/fixture/point_cloud_ply.ply`;
     await system.store.putObject(project.bucket_name, key, fixtureCloud());
     await (system.database.db as Kysely<any>).insertInto('cloud.project_outputs').values({ project_id: done.project_id, output_type: 'point_cloud_ply', result_type: resultTypeOf('point_cloud_ply'), availability: 'done', s3_key: key, note: null, raster: null }).execute();

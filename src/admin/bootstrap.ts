@@ -12,13 +12,14 @@ import type { InspectionModule } from '../inspection/inspection.module.ts';
 import type { AccountAdmin } from '../inspection/auth/account-admin.ts';
 import type { ServerSecretRepository } from '../infra/secrets/server-secrets.ts';
 
-const SERVICE_CLOUD_ORG = '00000000-0000-4000-8000-000000000001';
+export const SERVICE_CLOUD_ORG = '00000000-0000-4000-8000-000000000001';
 
 export async function ensureInspectionCloudClient(secrets: ServerSecretRepository, cloud: CloudModule): Promise<{ clientId: string; clientSecret: string }> {
   // Two processes starting together may both create a client: the first one stored is used by all.
   const stored = await secrets.readOrCreate('inspection-cloud-client.json', async () => {
     const organization = await cloud.ensureOrganization('Inspection service', SERVICE_CLOUD_ORG);
-    return JSON.stringify(await cloud.oauth.createClient(organization.id, 'inspection-service'));
+    // A service client: it acts for each inspection's organization (issue 30, docs/cloud-service.md).
+    return JSON.stringify(await cloud.oauth.createClient(organization.id, 'inspection-service', { actsForOrganizations: true }));
   });
   return JSON.parse(stored);
 }

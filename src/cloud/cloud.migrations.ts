@@ -178,4 +178,23 @@ export const cloudMigrations: MigrationSet = {
       await runStatements(db, serverSecretsTableDdl('cloud'));
     },
   },
+  // Issue 30: a service client (the inspection service's) may act for an organization it names in
+  // its token request, so the projects and project groups it makes belong to that organization
+  // (auth/oauth.service.ts). The inspection service's existing client, in its service organization,
+  // becomes one. The projects it made before stay in the service organization: only the inspection
+  // service knows whose they are, and it moves them through the API on its next start
+  // (inspection/cloud-client/legacy-projects.ts, docs/cloud-service.md "Service clients").
+  '0007_project_organizations': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        alter table cloud.clients add column acts_for_organizations boolean not null default false;
+        update cloud.clients set acts_for_organizations = true
+          where name = 'inspection-service'
+            and organization_id in (select id from cloud.organizations where uuid = '00000000-0000-4000-8000-000000000001');
+      `,
+      );
+    },
+  },
 };

@@ -62,7 +62,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
     async (request) => {
       const params = { ...request.query, ...(request.body ?? {}) };
       const basic = basicClientCredentials(request.headers.authorization);
-      return deps.oauth.issueToken({ grantType: params.grant_type, clientId: params.client_id, clientSecret: params.client_secret, scope: params.scope, basic });
+      return deps.oauth.issueToken({ grantType: params.grant_type, clientId: params.client_id, clientSecret: params.client_secret, scope: params.scope, organizationUuid: params.organization_uuid, basic });
     },
   );
   app.get('/.well-known/jwks.json', { schema: { summary: 'Public key (JWKS)', tags: ['auth'] } }, async () => deps.oauth.jwks());

@@ -15,6 +15,14 @@ export const TokenRequest = Type.Object({
   token_format: Type.Optional(Type.String({ maxLength: LIMITS.code })),
   token_type: Type.Optional(Type.String({ maxLength: LIMITS.code })),
   scope: Type.Optional(Type.String({ maxLength: LIMITS.name, description: 'Space-separated, among read:cloud write:cloud (invalid_scope otherwise).' })),
+  organization_uuid: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        'Extension for service clients (the inspection service\'s): the organization the token acts for; its records are the ones the token sees. ' +
+        'unauthorized_client from any other client.',
+    }),
+  ),
 });
 
 export const OAuthErrorBody = Type.Object(

@@ -14,6 +14,8 @@ export interface CloudTables {
     secret_hash: string;
     organization_id: number;
     name: string;
+    /** A service client may act for any organization it names in its token request (issue 30). */
+    acts_for_organizations: Generated<boolean>;
     created_at: Generated<Date>;
   };
   'cloud.project_groups': {

@@ -16,7 +16,8 @@ import type { InspectionTables } from './inspection.tables.ts';
 import type { InspectionJobs } from './inspection.jobs.ts';
 import { AuthService } from './auth/auth.service.ts';
 import { ShareTokenService, type ShareTokenLifetimes } from './auth/share-tokens.ts';
-import { CloudClient } from './cloud-client/cloud-client.ts';
+import { CloudClient, type CloudScope } from './cloud-client/cloud-client.ts';
+import { handOverLegacyProjects } from './cloud-client/legacy-projects.ts';
 import { AssetService } from './assets/asset.service.ts';
 import { AllowanceService } from './allowance/allowance.service.ts';
 import { InspectionService } from './inspections/inspection.service.ts';
@@ -119,6 +120,16 @@ export class InspectionModule {
   /** 5xx answers of the HTTP server (the last 100): none should ever be caused by a client. */
   readonly serverErrors: ServerErrorRecord[] = [];
 
+  /** Moves the cloud records made for organizations before issue 30 into them (cloud-client/legacy-projects.ts). */
+  handOverLegacyCloudProjects(): Promise<{ moved: number }> {
+    return handOverLegacyProjects(this.db, this.cloud, this.options.logger.child({ service: 'inspection' }));
+  }
+
+  /** The cloud API acting for an inspection's organization (tests and benchmarks read its project through it). */
+  async cloudFor(inspectionId: number): Promise<CloudScope> {
+    return this.cloud.as(await this.inspectionRows.findAny(inspectionId));
+  }
+
   constructor(private readonly options: InspectionModuleOptions) {
     this.db = options.database.db as Kysely<InspectionTables>;
     const logger = options.logger.child({ service: 'inspection' });
@@ -130,6 +141,8 @@ export class InspectionModule {
       clientId: options.cloudClientId,
       clientSecret: options.cloudClientSecret,
       userAgent: 'inspection-service/0.1',
+      // The cloud organization of an inspection's organization has its uuid (issue 30).
+      organizationUuid: async (id) => (await this.db.selectFrom('inspection.organizations').select('uuid').where('id', '=', id).executeTakeFirstOrThrow()).uuid,
     });
     // Layers: routes -> services -> the repository (SQL of the inspections table) and access checks.
     const rows = (this.inspectionRows = new InspectionRepository(this.db));

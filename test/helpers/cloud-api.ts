@@ -22,8 +22,8 @@ export interface CloudTestClient {
   waitFor(id: number, done: (project: any) => boolean, timeoutMs?: number): Promise<any>;
 }
 
-export async function cloudClient(system: TestSystem, name = 'Org'): Promise<CloudTestClient> {
-  const orgUuid = crypto.randomUUID();
+/** Credentials of a new client of organization `orgUuid` (a new one by default), as `admin create-cloud-client --org` makes them. */
+export async function cloudClient(system: TestSystem, name = 'Org', orgUuid: string = crypto.randomUUID()): Promise<CloudTestClient> {
   const org = await system.cloud.ensureOrganization(name, orgUuid);
   const credentials = await system.cloud.oauth.createClient(org.id, `${name} client`);
   const tokenResponse = await fetch(`${system.urls.cloud}/oauth2/token/`, {

@@ -16,9 +16,16 @@ const CLOUD_SCOPES = CLOUD_SCOPE.split(' ');
 export interface CloudPrincipal {
   clientId: string;
   clientRowId: number;
+  /** The organization whose records the request sees: the client's own, or the one a service client acts for. */
   organizationId: number;
   organizationUuid: string;
+  /** The client's own organization (differs from organizationId while a service client acts for another). */
+  homeOrganizationId: number;
+  /** A service client (the inspection service's): may act for any organization (issue 30). */
+  actsForOrganizations: boolean;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface OAuthServiceOptions {
   issuer: string;
@@ -52,15 +59,24 @@ export class OAuthService {
     return this.publicKey.export({ type: 'spki', format: 'pem' }).toString();
   }
 
-  /** Creates client credentials; the secret is returned once and stored hashed. */
-  async createClient(organizationId: number, name: string): Promise<{ clientId: string; clientSecret: string }> {
+  /**
+   * Creates client credentials; the secret is returned once and stored hashed. A service client
+   * (`actsForOrganizations`) may name, in its token requests, an organization to act for: made by
+   * the services' own setup only (admin/bootstrap.ts), never through the API.
+   */
+  async createClient(organizationId: number, name: string, options: { actsForOrganizations?: boolean } = {}): Promise<{ clientId: string; clientSecret: string }> {
     const clientId = generateSecret('cid', 12);
     const clientSecret = generateSecret('cs');
     await this.db
       .insertInto('cloud.clients')
-      .values({ client_id: clientId, secret_hash: sha256Hex(clientSecret), organization_id: organizationId, name })
+      .values({ client_id: clientId, secret_hash: sha256Hex(clientSecret), organization_id: organizationId, name, acts_for_organizations: options.actsForOrganizations ?? false })
       .execute();
     return { clientId, clientSecret };
+  }
+
+  /** Makes existing credentials a service client (those the inspection service was given before issue 30). */
+  async markServiceClient(clientId: string): Promise<void> {
+    await this.db.updateTable('cloud.clients').set({ acts_for_organizations: true }).where('client_id', '=', clientId).execute();
   }
 
   /** Disables credentials, as the spec says: by deleting them. */
@@ -74,15 +90,17 @@ export class OAuthService {
    * `client_id`/`client_secret` parameters or HTTP Basic (`basic`), not both. Errors are RFC 6749's
    * (oauth-errors.ts): a parameter missing or repeated, or two authentication methods:
    * invalid_request; a grant other than client_credentials: unsupported_grant_type; no, unknown or
-   * wrong credentials: invalid_client (401); a scope beyond read:cloud write:cloud: invalid_scope.
-   * invalid_grant and unauthorized_client never arise: this grant carries nothing but the client's
-   * credentials, and every client may use it.
+   * wrong credentials: invalid_client (401); a scope beyond read:cloud write:cloud: invalid_scope;
+   * `organization_uuid` from a client that is not a service client: unauthorized_client.
+   * invalid_grant never arises: this grant carries nothing but the client's credentials.
    */
   async issueToken(request: {
     grantType?: string;
     clientId?: string;
     clientSecret?: string;
     scope?: string;
+    /** Extension for service clients: the organization to act for (docs/cloud-service.md "Service clients"). */
+    organizationUuid?: string;
     basic?: { clientId: string; clientSecret: string };
   }) {
     // RFC 6749 3.2: a parameter sent without a value is treated as omitted.
@@ -101,7 +119,7 @@ export class OAuthService {
     const client = await this.db
       .selectFrom('cloud.clients')
       .innerJoin('cloud.organizations', 'cloud.organizations.id', 'cloud.clients.organization_id')
-      .select(['cloud.clients.secret_hash', 'cloud.organizations.uuid as organization_uuid'])
+      .select(['cloud.clients.secret_hash', 'cloud.clients.acts_for_organizations', 'cloud.organizations.uuid as organization_uuid'])
       .where('cloud.clients.client_id', '=', clientId)
       .executeTakeFirst();
     if (!client || !constantTimeEqual(client.secret_hash, sha256Hex(clientSecret))) {
@@ -110,7 +128,14 @@ export class OAuthService {
     const scope = given(request.scope);
     const unknown = scope?.split(' ').filter((s) => s !== '' && !CLOUD_SCOPES.includes(s)) ?? [];
     if (unknown.length > 0) throw oauthError('invalid_scope', `Unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}: the scopes are ${CLOUD_SCOPE}.`);
-    const access_token = await new SignJWT({ scope: CLOUD_SCOPE, [this.orgClaim]: client.organization_uuid })
+    let organizationUuid = client.organization_uuid;
+    const actingFor = given(request.organizationUuid);
+    if (actingFor !== undefined) {
+      if (!client.acts_for_organizations) throw oauthError('unauthorized_client', 'This client may not act for another organization: organization_uuid is for service clients only.');
+      if (!UUID.test(actingFor)) throw oauthError('invalid_request', 'organization_uuid must be a UUID.');
+      organizationUuid = (await this.ensureOrganization(actingFor.toLowerCase())).uuid;
+    }
+    const access_token = await new SignJWT({ scope: CLOUD_SCOPE, [this.orgClaim]: organizationUuid })
       .setProtectedHeader({ alg: 'RS256', kid: (await this.jwk).kid, typ: 'JWT' })
       .setSubject(clientId)
       .setIssuer(this.options.issuer)
@@ -125,9 +150,11 @@ export class OAuthService {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
     if (!match) throw notAuthenticated();
     let subject: string;
+    let claimedOrganization: unknown;
     try {
       const { payload } = await jwtVerify(match[1], this.publicKey, { issuer: this.options.issuer, algorithms: ['RS256'] });
       subject = String(payload.sub);
+      claimedOrganization = payload[this.orgClaim];
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) throw tokenExpired();
       throw authenticationFailed('Invalid token.');
@@ -135,10 +162,30 @@ export class OAuthService {
     const client = await this.db
       .selectFrom('cloud.clients')
       .innerJoin('cloud.organizations', 'cloud.organizations.id', 'cloud.clients.organization_id')
-      .select(['cloud.clients.id', 'cloud.clients.organization_id', 'cloud.organizations.uuid'])
+      .select(['cloud.clients.id', 'cloud.clients.organization_id', 'cloud.clients.acts_for_organizations', 'cloud.organizations.uuid'])
       .where('cloud.clients.client_id', '=', subject)
       .executeTakeFirst();
     if (!client) throw authenticationFailed('The client of this token no longer exists.');
-    return { clientId: subject, clientRowId: client.id, organizationId: client.organization_id, organizationUuid: client.uuid };
+    const principal: CloudPrincipal = {
+      clientId: subject,
+      clientRowId: client.id,
+      organizationId: client.organization_id,
+      organizationUuid: client.uuid,
+      homeOrganizationId: client.organization_id,
+      actsForOrganizations: client.acts_for_organizations,
+    };
+    // A token names the organization it was issued for; only a service client's may name another
+    // than the client's own (and a client whose service status was withdrawn loses it at once).
+    if (typeof claimedOrganization !== 'string' || claimedOrganization === client.uuid) return principal;
+    if (!client.acts_for_organizations) throw authenticationFailed('Invalid token.');
+    const organization = await this.db.selectFrom('cloud.organizations').select(['id', 'uuid']).where('uuid', '=', claimedOrganization).executeTakeFirst();
+    if (!organization) throw authenticationFailed('Invalid token.');
+    return { ...principal, organizationId: organization.id, organizationUuid: organization.uuid };
+  }
+
+  /** The organization of this uuid, made when unknown (a service client acting for it first). Safe when two race. */
+  async ensureOrganization(uuid: string, name = `Organization ${uuid}`): Promise<{ id: number; uuid: string }> {
+    await this.db.insertInto('cloud.organizations').values({ uuid, name }).onConflict((oc) => oc.column('uuid').doNothing()).execute();
+    return this.db.selectFrom('cloud.organizations').select(['id', 'uuid']).where('uuid', '=', uuid).executeTakeFirstOrThrow();
   }
 }

@@ -6,6 +6,12 @@
 // a folder, all or nothing, and answers {"moved": n}. Everything it names must belong to the
 // caller's organization: an `owner_uuid`, source or target of another organization, or one that
 // does not exist, is a 404 (never revealing others' records) and nothing moves.
+//
+// One extension (issue 30): a service client acting for an organization (auth/oauth.service.ts)
+// moves into it, with `target_type` `organization`, the projects and project groups it made in its
+// own organization before it acted for others (`source_nodes` of type `project` or
+// `project_group`; a group takes its projects along). That is how the inspection service hands
+// each organization the projects of its earlier inspections (docs/cloud-service.md).
 import crypto from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { CloudTables } from '../cloud.tables.ts';
@@ -54,6 +60,9 @@ export class DriveService {
   }
 
   async moveBatch(principal: CloudPrincipal, body: MoveBatchBody): Promise<{ moved: number }> {
+    if (principal.actsForOrganizations && principal.organizationId !== principal.homeOrganizationId && body.target_type === 'organization') {
+      return this.handOver(principal, body);
+    }
     const errors = new ItemErrors('source_nodes');
     body.source_nodes.forEach((node, i) => {
       if (node.type !== 'project') errors.add(i, 'type', 'Only nodes of type "project" can be moved.');
@@ -74,6 +83,57 @@ export class DriveService {
         .where('id', 'in', found.map((p) => p.id))
         .execute();
       return { moved: found.length };
+    });
+  }
+
+  /**
+   * A service client acting for an organization moves projects and project groups of its own
+   * organization (or projects already in the acted-for one) to the acted-for organization's root;
+   * a group's projects go with it and stay in it. All or nothing; 404 naming what is not found.
+   */
+  private async handOver(principal: CloudPrincipal, body: MoveBatchBody): Promise<{ moved: number }> {
+    const errors = new ItemErrors('source_nodes');
+    body.source_nodes.forEach((node, i) => {
+      if (node.type !== 'project' && node.type !== 'project_group') errors.add(i, 'type', 'Only nodes of type "project" or "project_group" can be moved.');
+    });
+    errors.throwIfAny();
+    if (body.owner_uuid.toLowerCase() !== principal.organizationUuid.toLowerCase()) throw notFound('Organization');
+    if (body.target_uuid.toLowerCase() !== principal.organizationUuid.toLowerCase()) throw notFound('Organization');
+    const uuidsOf = (type: string) => [...new Set(body.source_nodes.filter((n) => n.type === type).map((n) => n.uuid.toLowerCase()))];
+    const groupUuids = uuidsOf('project_group');
+    const projectUuids = uuidsOf('project');
+    const home = principal.homeOrganizationId;
+    const target = principal.organizationId;
+    return this.db.transaction().execute(async (trx) => {
+      const groups = groupUuids.length
+        ? await trx.selectFrom('cloud.project_groups').select(['id', 'uuid']).where('uuid', 'in', groupUuids).where('organization_id', '=', home).execute()
+        : [];
+      const projects = projectUuids.length
+        ? await trx
+            .selectFrom('cloud.projects')
+            .select(['id', 'uuid', 'project_group_id', 'organization_id'])
+            .where('uuid', 'in', projectUuids)
+            .where('organization_id', 'in', [home, target])
+            .where('deleted_at', 'is', null)
+            .execute()
+        : [];
+      const missing = [
+        ...groupUuids.filter((u) => !groups.some((g) => g.uuid.toLowerCase() === u)),
+        ...projectUuids.filter((u) => !projects.some((p) => p.uuid.toLowerCase() === u)),
+      ];
+      if (missing.length) throw new ApiError(404, 'not_found', `Not found: ${missing.slice(0, 5).join(', ')}.`);
+      const groupIds = groups.map((g) => g.id);
+      if (groupIds.length) {
+        await trx.updateTable('cloud.project_groups').set({ organization_id: target }).where('id', 'in', groupIds).execute();
+        await trx.updateTable('cloud.projects').set({ organization_id: target, folder_id: null }).where('project_group_id', 'in', groupIds).where('organization_id', '=', home).execute();
+      }
+      // A project named alone goes to the root, unless its group moved with it (it stays there);
+      // one already in the organization stays where it is (a repeated hand-over changes nothing).
+      const alone = projects.filter((p) => p.organization_id === home && (p.project_group_id === null || !groupIds.includes(p.project_group_id))).map((p) => p.id);
+      if (alone.length) {
+        await trx.updateTable('cloud.projects').set({ organization_id: target, project_group_id: null, folder_id: null }).where('id', 'in', alone).execute();
+      }
+      return { moved: groups.length + projects.length };
     });
   }
 

@@ -36,7 +36,7 @@ export class AssetService {
   async create(auth: AuthContext, input: AssetInput): Promise<AssetView> {
     checkCoordinates(input);
     // The project group first: if the cloud is down, nothing is half-created here.
-    const group = await this.cloud.createProjectGroup(input.name);
+    const group = await this.cloud.as(ownerOf(auth)).createProjectGroup(input.name);
     const row = await this.db
       .insertInto('inspection.assets')
       .values({

@@ -1,7 +1,12 @@
 // The inspection service's client of the cloud project-processing service: its public HTTP API
-// only, with client credentials of its own. Tokens are cached until shortly before they expire.
-// Cloud failures come back as ApiErrors the inspection routes can pass on: the cloud's 4xx as
-// the same status, anything else (connection refused, 5xx) as 503 unavailable.
+// only, with client credentials of its own. Its client is a service client of the cloud: it acts
+// for the organization of each inspection and asset (a token asked with `organization_uuid`,
+// docs/cloud-service.md "Service clients"), so their projects and project groups belong to that
+// organization and its own cloud clients see them (issue 30). Records of a user without an
+// organization stay in the service's own cloud organization. Tokens are cached per organization
+// until shortly before they expire. Cloud failures come back as ApiErrors the inspection routes
+// can pass on: the cloud's 4xx as the same status, anything else (connection refused, 5xx) as 503
+// unavailable.
 import type { StorageCredentialsRecord } from '../../shared/schemas/storage-credentials.ts';
 import { ApiError, unavailable, ValidationError, type FieldErrors } from '../../infra/http/errors.ts';
 import type { CloudMapLayer } from '../ortho/raster-layers.ts';
@@ -39,13 +44,118 @@ export interface CloudClientOptions {
   clientId: string;
   clientSecret: string;
   userAgent: string;
+  /** The uuid of an organization of this service (its cloud organization has the same uuid). */
+  organizationUuid: (organizationId: number) => Promise<string>;
+}
+
+/** Whose records a call acts on: an inspection's or an asset's organization (null: a user's own). */
+export interface CloudOwner {
+  organization_id: number | null;
 }
 
 export class CloudClient {
-  private token: { value: string; expiresAt: number } | undefined;
-  private tokenRequest: Promise<string> | undefined;
+  private readonly tokens = new Map<string, { value: string; expiresAt: number }>();
+  private readonly tokenRequests = new Map<string, Promise<string>>();
+  /** Organization uuids never change: kept once read. */
+  private readonly uuids = new Map<number, string>();
 
   constructor(private readonly options: CloudClientOptions) {}
+
+  /** The cloud API acting for the owner's organization (or in the service's own, for a user's records). */
+  as(owner: CloudOwner): CloudScope {
+    return new CloudScope(this, owner.organization_id);
+  }
+
+  /** @internal CloudScope's transport. */
+  async callFor<T>(organizationId: number | null, method: string, path: string, body?: unknown): Promise<T> {
+    let organization = '';
+    if (organizationId !== null) {
+      organization = this.uuids.get(organizationId) ?? (await this.options.organizationUuid(organizationId));
+      this.uuids.set(organizationId, organization);
+    }
+    return this.call<T>(organization, method, path, body);
+  }
+
+  private async call<T>(organization: string, method: string, path: string, body?: unknown, retried = false): Promise<T> {
+    const token = await this.accessToken(organization);
+    let response: Response;
+    try {
+      response = await fetch(`${this.options.baseUrl()}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'user-agent': this.options.userAgent,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw unavailable(`The cloud processing service is unreachable (${(err as Error).message}).`);
+    }
+    if (response.status === 401 && !retried) {
+      this.tokens.delete(organization); // revoked or expired early: one fresh token, then give up
+      return this.call(organization, method, path, body, true);
+    }
+    const text = await response.text();
+    const parsed = text ? safeJson(text) : undefined;
+    if (response.ok) return parsed as T;
+    if (response.status === 400 && parsed && typeof parsed === 'object') throw new ValidationError(parsed as FieldErrors);
+    if (response.status >= 400 && response.status < 500 && response.status !== 401 && response.status !== 403) {
+      const detail = (parsed as { detail?: string } | undefined)?.detail ?? `Cloud service answered ${response.status}.`;
+      const code = (parsed as { code?: string } | undefined)?.code ?? 'cloud_error';
+      throw new ApiError(response.status, code, detail);
+    }
+    // A 503 of the cloud says which dependency is down and why (e.g. the S3 store's STS): passed on.
+    const cause = response.status === 503 ? (parsed as { detail?: unknown } | undefined)?.detail : undefined;
+    throw unavailable(`The cloud processing service answered ${response.status} to ${method} ${path}${typeof cause === 'string' ? `: ${cause}` : '.'}`);
+  }
+
+  /** `organization`: the uuid to act for; '' for the service's own organization. */
+  private async accessToken(organization: string): Promise<string> {
+    const cached = this.tokens.get(organization);
+    if (cached && cached.expiresAt > Date.now() + 60_000) return cached.value;
+    let request = this.tokenRequests.get(organization);
+    if (!request) {
+      request = this.requestToken(organization).finally(() => this.tokenRequests.delete(organization));
+      this.tokenRequests.set(organization, request);
+    }
+    return request;
+  }
+
+  private async requestToken(organization: string): Promise<string> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.options.baseUrl()}/oauth2/token/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': this.options.userAgent },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: this.options.clientId,
+          client_secret: this.options.clientSecret,
+          token_format: 'jwt',
+          ...(organization ? { organization_uuid: organization } : {}),
+        }),
+      });
+    } catch (err) {
+      throw unavailable(`The cloud processing service is unreachable (${(err as Error).message}).`);
+    }
+    if (!response.ok) throw unavailable(`The cloud processing service refused this service's credentials (${response.status}).`);
+    const body = (await response.json()) as { access_token: string; expires_in: number };
+    this.tokens.set(organization, { value: body.access_token, expiresAt: Date.now() + body.expires_in * 1000 });
+    return body.access_token;
+  }
+}
+
+/** The cloud API's operations this service uses, acting for one organization (CloudClient.as). */
+export class CloudScope {
+  constructor(
+    private readonly client: CloudClient,
+    private readonly organizationId: number | null,
+  ) {}
+
+  private call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return this.client.callFor<T>(this.organizationId, method, path, body);
+  }
 
   createProjectGroup(name: string): Promise<{ id: number; uuid: string }> {
     return this.call('POST', '/project/api/v3/project-groups/', { name, project_group_type: 'bim' });
@@ -59,6 +169,10 @@ export class CloudClient {
     await this.call('DELETE', `/project/api/v3/project-groups/${id}/`);
   }
 
+  listProjectGroups(): Promise<{ id: number; uuid: string }[]> {
+    return this.call('GET', '/project/api/v3/project-groups/');
+  }
+
   createProject(name: string, projectGroupId: number | null): Promise<CloudProject> {
     return this.call('POST', '/project/api/v3/projects/', { name, project_group_id: projectGroupId });
   }
@@ -67,8 +181,21 @@ export class CloudClient {
     return this.call('GET', `/project/api/v3/projects/${id}/`);
   }
 
+  listProjects(): Promise<(CloudProject & { project_group_id?: number | null })[]> {
+    return this.call('GET', '/project/api/v3/projects/');
+  }
+
   async deleteProject(id: number): Promise<void> {
     await this.call('DELETE', `/project/api/v3/projects/${id}/`);
+  }
+
+  /**
+   * Hands projects and project groups the service made in its own organization over to the one
+   * this scope acts for (the cloud's move_batch, extended for service clients). Needs an organization.
+   */
+  async handOver(organizationUuid: string, nodes: { type: 'project' | 'project_group'; uuid: string }[]): Promise<number> {
+    const body = { owner_uuid: organizationUuid, source_nodes: nodes, target_type: 'organization', target_uuid: organizationUuid };
+    return (await this.call<{ moved: number }>('PUT', '/common/api/v4/drive/move_batch/', body)).moved;
   }
 
   storageCredentials(projectId: number): Promise<CloudStorageCredentials> {
@@ -99,68 +226,6 @@ export class CloudClient {
 
   async outputs(projectId: number): Promise<CloudOutput[]> {
     return (await this.call<{ outputs: CloudOutput[] }>('GET', `/project/api/v3/projects/${projectId}/outputs/`)).outputs;
-  }
-
-  private async call<T>(method: string, path: string, body?: unknown, retried = false): Promise<T> {
-    const token = await this.accessToken();
-    let response: Response;
-    try {
-      response = await fetch(`${this.options.baseUrl()}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          'user-agent': this.options.userAgent,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (err) {
-      throw unavailable(`The cloud processing service is unreachable (${(err as Error).message}).`);
-    }
-    if (response.status === 401 && !retried) {
-      this.token = undefined; // revoked or expired early: one fresh token, then give up
-      return this.call(method, path, body, true);
-    }
-    const text = await response.text();
-    const parsed = text ? safeJson(text) : undefined;
-    if (response.ok) return parsed as T;
-    if (response.status === 400 && parsed && typeof parsed === 'object') throw new ValidationError(parsed as FieldErrors);
-    if (response.status >= 400 && response.status < 500 && response.status !== 401 && response.status !== 403) {
-      const detail = (parsed as { detail?: string } | undefined)?.detail ?? `Cloud service answered ${response.status}.`;
-      const code = (parsed as { code?: string } | undefined)?.code ?? 'cloud_error';
-      throw new ApiError(response.status, code, detail);
-    }
-    // A 503 of the cloud says which dependency is down and why (e.g. the S3 store's STS): passed on.
-    const cause = response.status === 503 ? (parsed as { detail?: unknown } | undefined)?.detail : undefined;
-    throw unavailable(`The cloud processing service answered ${response.status} to ${method} ${path}${typeof cause === 'string' ? `: ${cause}` : '.'}`);
-  }
-
-  private async accessToken(): Promise<string> {
-    if (this.token && this.token.expiresAt > Date.now() + 60_000) return this.token.value;
-    this.tokenRequest ??= this.requestToken().finally(() => (this.tokenRequest = undefined));
-    return this.tokenRequest;
-  }
-
-  private async requestToken(): Promise<string> {
-    let response: Response;
-    try {
-      response = await fetch(`${this.options.baseUrl()}/oauth2/token/`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': this.options.userAgent },
-        body: new URLSearchParams({
-          grant_type: 'client_credentials',
-          client_id: this.options.clientId,
-          client_secret: this.options.clientSecret,
-          token_format: 'jwt',
-        }),
-      });
-    } catch (err) {
-      throw unavailable(`The cloud processing service is unreachable (${(err as Error).message}).`);
-    }
-    if (!response.ok) throw unavailable(`The cloud processing service refused this service's credentials (${response.status}).`);
-    const body = (await response.json()) as { access_token: string; expires_in: number };
-    this.token = { value: body.access_token, expiresAt: Date.now() + body.expires_in * 1000 };
-    return body.access_token;
   }
 }
 

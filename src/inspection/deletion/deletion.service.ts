@@ -64,17 +64,30 @@ export class DeletionService {
 
   /** The job: cloud projects, then the project group, then this service's files. Idempotent. */
   async deleteResources(payload: InspectionJobs['inspection.delete-resources']): Promise<void> {
+    const cloud = this.cloud.as(await this.ownerOfResources(payload));
     for (const projectId of payload.projectIds) {
-      await tolerateGone(this.cloud.deleteProject(projectId));
+      await tolerateGone(cloud.deleteProject(projectId));
     }
     if (payload.projectGroupId !== null) {
       // The cloud service may not offer project-group deletion yet: 404/405 leave an empty group behind.
-      const gone = await tolerateGone(this.cloud.deleteProjectGroup(payload.projectGroupId));
+      const gone = await tolerateGone(cloud.deleteProjectGroup(payload.projectGroupId));
       if (gone) this.logger.info({ projectGroupId: payload.projectGroupId }, 'project group already gone or not deletable by the cloud service');
     }
     for (const inspectionId of payload.inspectionIds) {
       await this.files.store.deletePrefix(this.files.bucket, inspectionFiles.prefix(inspectionId));
     }
+  }
+
+  /**
+   * The organization the cloud records of a deletion belong to (the cloud client acts for it): the
+   * deleted inspections' (rows are only marked deleted), else the deleted asset's. One deletion is
+   * one account's: an asset's inspections are all its organization's.
+   */
+  private async ownerOfResources(payload: InspectionJobs['inspection.delete-resources']): Promise<{ organization_id: number | null }> {
+    if (payload.inspectionIds.length > 0) return { organization_id: (await this.inspections.findAny(payload.inspectionIds[0])).organization_id };
+    if (payload.projectGroupId === null) return { organization_id: null };
+    const asset = await this.db.selectFrom('inspection.assets').select('organization_id').where('project_group_id', '=', payload.projectGroupId).executeTakeFirst();
+    return { organization_id: asset?.organization_id ?? null };
   }
 
   /** False (nothing queued; the caller rolls back) when another request marked any of the rows first. */

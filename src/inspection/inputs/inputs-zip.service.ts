@@ -63,7 +63,7 @@ export class InputsZipService {
     if (!inspection || inspection.inputs_zip_status !== 'processing' || !inspection.inputs_zip_requested_at) return;
     const generation = inspection.inputs_zip_requested_at.getTime();
     const keys = await this.inspections.imageKeys(inspection.id);
-    const { bucket_name: bucket } = await this.cloud.getProject(inspection.project_id!);
+    const { bucket_name: bucket } = await this.cloud.as(inspection).getProject(inspection.project_id!);
     const prefix = inspection.storage_prefix ?? '';
     const zipKey = inspectionFiles.inputsZip(inspection.id, generation);
     const zip = new ZipFile();

@@ -87,7 +87,7 @@ export class InspectionService {
       if (typeof input.asset !== 'number') throw ValidationError.field('asset', 'This field is required.');
       asset = await this.access.requireAsset(auth, input.asset, { field: 'asset' });
     }
-    const project = await this.cloud.createProject(input.name || `Inspection of ${asset.name}`, asset.project_group_id);
+    const project = await this.cloud.as(ownerOf(auth)).createProject(input.name || `Inspection of ${asset.name}`, asset.project_group_id);
     try {
       const row = await this.db.transaction().execute(async (trx) => {
         // The asset may have been deleted meanwhile; its row lock orders us against that deletion.
@@ -113,7 +113,7 @@ export class InspectionService {
       });
       return toRecord(this.db, row);
     } catch (err) {
-      await this.cloud.deleteProject(project.id).catch(() => undefined); // no orphan project
+      await this.cloud.as(ownerOf(auth)).deleteProject(project.id).catch(() => undefined); // no orphan project
       throw err;
     }
   }
@@ -194,7 +194,7 @@ export class InspectionService {
   async storageCredentials(auth: AuthContext, id: number) {
     const inspection = await this.access.requireInspection(auth, id);
     await this.quota.requireRoomToUpload(inspection);
-    const c = await this.cloud.storageCredentials(this.projectOf(inspection));
+    const c = await this.cloud.as(inspection).storageCredentials(this.projectOf(inspection));
     return {
       access_key: c.access_key,
       secret_key: c.secret_key,
@@ -239,7 +239,7 @@ export class InspectionService {
     }
     // The account's storage quota, before the cloud project sees the keys (limits/storage-quota.ts).
     await this.quota.requireRoomFor(inspection, objects);
-    await this.cloud.registerInputs(this.projectOf(inspection), unique); // checks presence in storage
+    await this.cloud.as(inspection).registerInputs(this.projectOf(inspection), unique); // checks presence in storage
     return this.db.transaction().execute(async (trx) => {
       const locked = await this.inspections.lock(trx, inspection.id);
       if (locked.deleted_at) throw notFound('Inspection');

@@ -6,7 +6,7 @@
 // the DTM gives the ground altitude (pipeline/ground-altitude.ts) and the DSM measurement volumes
 // (measurements/dsm-volume.ts), both read by elevation-raster.ts. When the cloud did not make the orthomosaic, its reason (the output's `note`) is kept so
 // that the console can say why.
-import type { CloudClient, CloudOutput } from '../cloud-client/cloud-client.ts';
+import type { CloudScope, CloudOutput } from '../cloud-client/cloud-client.ts';
 import type { ObjectStore } from '../../infra/storage/object-store.ts';
 
 export interface RasterLayer {
@@ -55,7 +55,7 @@ const RESULT_TYPES = { orthomosaic: 'ortho', dsm: 'dsm', dtm: 'dtm' } as const;
  * The project's rasters from its outputs (what is done, and the ortho's note when it is not) and
  * its details' map layers (extent, zooms). `defaultBucket`: the bucket of an output that names none.
  */
-export async function rasterLayersOf(cloud: CloudClient, projectId: number, outputs: CloudOutput[], store: ObjectStore, defaultBucket: string): Promise<RasterLayers> {
+export async function rasterLayersOf(cloud: CloudScope, projectId: number, outputs: CloudOutput[], store: ObjectStore, defaultBucket: string): Promise<RasterLayers> {
   const byResult = (resultType: string) => outputs.filter((o) => (o.result_type ?? null) === resultType);
   const anyRaster = Object.values(RESULT_TYPES).some((t) => byResult(t).some((o) => o.availability === 'done' && o.s3_key));
   const layers = anyRaster ? ((await cloud.getProject(projectId)).outputs?.map?.layers ?? []) : [];

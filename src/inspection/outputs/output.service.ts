@@ -35,7 +35,7 @@ export class OutputService {
     const presign = (bucket: string, key: string) => this.files.store.presignGetUrl(bucket, key, urlSeconds);
     const outputs: OutputRecord[] = [];
     if (inspection.project_id !== null) {
-      const cloudOutputs = await this.cloud.outputs(inspection.project_id).catch((err) => {
+      const cloudOutputs = await this.cloud.as(inspection).outputs(inspection.project_id).catch((err) => {
         if (err instanceof ApiError && err.statusCode === 404) return [];
         throw err;
       });

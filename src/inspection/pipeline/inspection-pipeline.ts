@@ -77,7 +77,7 @@ export class InspectionPipeline {
     // A video inspection analyses the frames taken from its videos, not the videos.
     const keys = await this.inspections.imageKeys(inspectionId, undefined, inspection.processing_parameters.is_video ? 'video_frame' : 'upload');
     // The inputs are read from the ObjectStore, as the inputs ZIP reads them (inputs-zip.service.ts).
-    const { bucket_name: bucket } = await this.cloud.getProject(inspection.project_id!);
+    const { bucket_name: bucket } = await this.cloud.as(inspection).getProject(inspection.project_id!);
     const invalid: { key: string; reason: string }[] = [];
     // Performance (bench/README.md, "Image analysis"): the cameras are written together at the
     // end, 500 rows per statement, instead of one upsert per image on the one database connection.
@@ -150,13 +150,13 @@ export class InspectionPipeline {
   async trackPhotogrammetry(inspectionId: number): Promise<void> {
     const inspection = await this.inspections.find(inspectionId);
     if (!inspection || inspection.status !== Status.Photogrammetry) return;
-    let project = await this.cloud.getProject(inspection.project_id!);
+    let project = await this.cloud.as(inspection).getProject(inspection.project_id!);
     if (project.public_status === 'NEW' || project.public_status === 'UPLOADING') {
       // The engine configured for the inspection's processing_backend (none: the cloud's default).
       const engine = this.backendEngines[inspection.processing_backend];
       try {
         // generate_* become the cloud's `outputs` request (output-options.ts).
-        project = await this.cloud.startProcessing(inspection.project_id!, { engine, outputs: { ...requestedOutputsOf(inspection.processing_parameters) } });
+        project = await this.cloud.as(inspection).startProcessing(inspection.project_id!, { engine, outputs: { ...requestedOutputsOf(inspection.processing_parameters) } });
       } catch (err) {
         // A 400 will not pass on a retry (e.g. PROCESSING_BACKEND_ENGINES names an engine the cloud
         // does not offer): the inspection fails with the cloud's reason instead of waiting forever.

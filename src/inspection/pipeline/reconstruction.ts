@@ -119,7 +119,7 @@ export class ReconstructionImporter {
    * project produced no calibrated cameras.
    */
   async import(inspection: InspectionRow): Promise<Reconstruction | null> {
-    const outputs = await this.cloud.outputs(inspection.project_id!);
+    const outputs = await this.cloud.as(inspection).outputs(inspection.project_id!);
     const done = (type: string): StoredObject | null => {
       const o = outputs.find((x) => x.output_type === type && x.availability === 'done' && x.s3_key);
       return o ? { bucket: o.s3_bucket ?? this.files.bucket, key: o.s3_key! } : null;
@@ -137,7 +137,7 @@ export class ReconstructionImporter {
       point_cloud: done('point_cloud'),
       mesh: done('3d_mesh_ply'),
       clipped_point_cloud: null,
-      rasters: await rasterLayersOf(this.cloud, inspection.project_id!, outputs, this.files.store, this.files.bucket),
+      rasters: await rasterLayersOf(this.cloud.as(inspection), inspection.project_id!, outputs, this.files.store, this.files.bucket),
     };
     reconstruction.ground_reference = reconstructed ? await this.groundReferenceOf(inspection, reconstruction) : null;
 

@@ -65,7 +65,7 @@ export class ProcessingStatusService {
     const inspection = await this.access.requireInspection(auth, id);
     let cloud: ProcessingState['cloud'] = null;
     if (inspection.project_id !== null) {
-      const project = (await this.cloud.getProject(inspection.project_id).catch((err) => {
+      const project = (await this.cloud.as(inspection).getProject(inspection.project_id).catch((err) => {
         if (err instanceof ApiError && err.statusCode === 404) return null;
         throw err;
       })) as CloudProjectDetail | null;
@@ -86,7 +86,7 @@ export class ProcessingStatusService {
     const reconstruction = inspection.reconstruction as Reconstruction | null;
     const summary =
       cloud?.public_status === 'DONE'
-        ? await processingSummary(this.files, await this.cloud.outputs(inspection.project_id!), {
+        ? await processingSummary(this.files, await this.cloud.as(inspection).outputs(inspection.project_id!), {
             total: cloud.image_count,
             placed: reconstruction?.reconstructed ? (reconstruction.images_registered ?? null) : null,
           })

@@ -101,7 +101,7 @@ export class ReportService {
       this.extras.of(inspection),
     ]);
     const { data, cameras } = await collectReportData(this.db, { inspection, annotations, measurements, extras, options, reportedBy, share });
-    const photoBucket = inspection.project_id !== null && data.annotations?.length ? (await this.cloud.getProject(inspection.project_id)).bucket_name : this.files.bucket;
+    const photoBucket = inspection.project_id !== null && data.annotations?.length ? (await this.cloud.as(inspection).getProject(inspection.project_id)).bucket_name : this.files.bucket;
     const forShareHolders = shareHolderView(data);
     await this.files.store.putObject(this.files.bucket, keys.json, Buffer.from(JSON.stringify(data, null, 2)), { contentType: 'application/json' });
     await this.files.store.putObject(this.files.bucket, inspectionFiles.reportForShareHolders(keys.json), Buffer.from(JSON.stringify(forShareHolders, null, 2)), { contentType: 'application/json' });

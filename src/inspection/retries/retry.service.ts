@@ -63,7 +63,7 @@ export class RetryService {
     // Checked once before creating the cloud project (no project for a refused retry), and again under lock.
     await this.check(this.db, original, mainId);
     const asset = await this.db.selectFrom('inspection.assets').select(['project_group_id']).where('id', '=', original.asset_id).executeTakeFirstOrThrow();
-    const project = await this.cloud.createProject(`Retry of inspection ${original.id}`, asset.project_group_id);
+    const project = await this.cloud.as(original).createProject(`Retry of inspection ${original.id}`, asset.project_group_id);
     try {
       const row = await this.db.transaction().execute(async (trx) => {
         // The main inspection's row lock serialises retries of one bundle (conditions 4 and 5).
@@ -96,7 +96,7 @@ export class RetryService {
       });
       return toRecord(this.db, row);
     } catch (err) {
-      await this.cloud.deleteProject(project.id).catch(() => undefined);
+      await this.cloud.as(original).deleteProject(project.id).catch(() => undefined);
       throw err;
     }
   }
@@ -106,7 +106,7 @@ export class RetryService {
     const retry = await this.inspections.find(inspectionId);
     if (!retry || retry.retry_of === null || retry.status !== Status.Uploading || retry.processing_started_at) return;
     const main = await this.inspections.findAny(retry.retry_of);
-    const [source, target] = await Promise.all([this.cloud.getProject(main.project_id!), this.cloud.getProject(retry.project_id!)]);
+    const [source, target] = await Promise.all([this.cloud.as(main).getProject(main.project_id!), this.cloud.as(retry).getProject(retry.project_id!)]);
     const keys = await this.inspections.imageKeys(main.id);
     const fromPrefix = main.storage_prefix!;
     const toPrefix = retry.storage_prefix!;
@@ -128,7 +128,7 @@ export class RetryService {
     }
     const targetKeys = copies.map((c) => c.to);
     for (let i = 0; i < targetKeys.length; i += 500) {
-      await this.cloud.registerInputs(retry.project_id!, targetKeys.slice(i, i + 500));
+      await this.cloud.as(retry).registerInputs(retry.project_id!, targetKeys.slice(i, i + 500));
     }
     await this.db.transaction().execute(async (trx) => {
       const locked = await this.inspections.lock(trx, retry.id);

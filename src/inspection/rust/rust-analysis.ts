@@ -69,7 +69,7 @@ export class RustAnalysis {
     if (!(await this.inspections.rustTransition(inspectionId, [RustStatus.Pending, RustStatus.Ongoing], RustStatus.Ongoing, null))) return;
     const inspection = (await this.inspections.find(inspectionId))!;
     const cameras = await this.db.selectFrom('inspection.cameras').select(CAMERA_COLUMNS).where('inspection_id', '=', inspectionId).orderBy('id').execute();
-    const { bucket_name: bucket } = await this.cloud.getProject(inspection.project_id!);
+    const { bucket_name: bucket } = await this.cloud.as(inspection).getProject(inspection.project_id!);
     const skipped: { filename: string; reason: string }[] = [];
     const found: DetectedAnnotation[] = [];
     await mapConcurrently(cameras, PHOTOS_AT_ONCE, async (camera) => {

@@ -77,7 +77,7 @@ export class VideoFrameExtractor {
     const log = this.logger.child({ inspectionId });
     const prefix = inspection.storage_prefix ?? '';
     const videos = pairVideoInputs(await this.inspections.imageKeys(inspectionId));
-    const { bucket_name: bucket } = await this.cloud.getProject(inspection.project_id!);
+    const { bucket_name: bucket } = await this.cloud.as(inspection).getProject(inspection.project_id!);
     await fs.mkdir(this.tools.workDir, { recursive: true });
     const work = await fs.mkdtemp(path.join(this.tools.workDir, `video-${inspectionId}-`));
     let frames: StoredFrame[];
@@ -128,7 +128,7 @@ export class VideoFrameExtractor {
       await fs.rm(work, { recursive: true, force: true });
     }
     const keys = frames.map((f) => f.key);
-    for (let i = 0; i < keys.length; i += 500) await this.cloud.registerInputs(inspection.project_id!, keys.slice(i, i + 500));
+    for (let i = 0; i < keys.length; i += 500) await this.cloud.as(inspection).registerInputs(inspection.project_id!, keys.slice(i, i + 500));
     await this.db.transaction().execute(async (trx) => {
       const locked = await this.inspections.lock(trx, inspectionId);
       if (locked.deleted_at || locked.status !== Status.ExtractingVideo) return;
