@@ -329,4 +329,12 @@ export const inspectionMigrations: MigrationSet = {
       await runStatements(db, `alter table inspection.inspection_images add column size bigint`);
     },
   },
+  // Issue 30 §4: inventory items entered by hand (inventory/inventory.service.ts): how an item's
+  // position and orientation were computed from its marks (inventory-geometry.ts); null for items
+  // stored before.
+  '0015_inventory_by_hand': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `alter table inspection.inventory_items add column computation jsonb`);
+    },
+  },
 };

@@ -169,7 +169,7 @@ export class InspectionModule {
     this.processingStatus = new ProcessingStatusService(access, this.cloud, files);
     this.previews = new PreviewService(this.db, access, files, images);
     this.ortho = new OrthoService(access, options.store, logger);
-    this.inventory = new InventoryService(this.db, access);
+    this.inventory = new InventoryService(this.db, access, rows);
     this.inputs = new InputsZipService(this.db, rows, access, this.cloud, files, jobs, this.notifications, logger);
     this.reports = new ReportService(this.db, rows, access, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger, this.shareTokens, images);
     const handlers: JobHandlers<InspectionJobs> = {

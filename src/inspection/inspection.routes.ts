@@ -27,6 +27,7 @@ import { registerAssetRoutes } from './assets/asset.routes.ts';
 import { registerInspectionCrudRoutes } from './inspections/inspection.routes.ts';
 import { registerInspectionDataRoutes } from './inspections/inspection-data.routes.ts';
 import { registerAnnotationRoutes } from './annotations/annotation.routes.ts';
+import { registerInventoryRoutes } from './inventory/inventory.routes.ts';
 import { registerMeasurementRoutes } from './measurements/measurement.routes.ts';
 import { registerRetryRoutes } from './retries/retry.routes.ts';
 import { registerReportRoutes } from './reports/report.routes.ts';
@@ -123,6 +124,7 @@ export async function registerInspectionRoutes(app: HttpServer, deps: Inspection
     registerRetryRoutes(r, deps);
     registerReportRoutes(r, deps);
     registerAnnotationRoutes(r, deps);
+    registerInventoryRoutes(r, deps);
     registerMeasurementRoutes(r, deps);
     registerPreviewRoutes(r, deps);
     registerOrthoRoutes(r, deps);

@@ -5,6 +5,7 @@ import { Id, IdParams, Int, LIMITS, Num } from '../shared/schemas/limits.ts';
 import { InspectionDate } from './inspections/inspection-date.ts';
 import { PageQuery } from './http/lists.ts';
 import { Nullable } from './http/nullable.ts';
+import { Computation as InventoryComputation } from './inventory/inventory.schemas.ts';
 
 export { IdParams };
 export const ErrorBody = Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true });
@@ -219,6 +220,7 @@ export const InventoryItem = Type.Object({
   custom_fields: Type.Array(Type.Unknown()),
   template: Type.Union([Type.Integer(), Type.Null()]),
   inspection: Type.Integer(),
+  computation: InventoryComputation,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });

@@ -236,6 +236,8 @@ export interface InventoryItemsTable {
   depth: number | null;
   custom_fields: Json<unknown[]>;
   template: number | null;
+  /** How the geometry was computed (inventory/inventory-geometry.ts); null before issue 30 §4. */
+  computation: Json<Record<string, unknown> | null> | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

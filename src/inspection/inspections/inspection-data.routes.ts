@@ -53,7 +53,7 @@ export function registerInspectionDataRoutes(r: HttpServer, deps: InspectionRout
   r.get(
     '/v1/inspections/:id/inventory/',
     {
-      schema: { tags, description: 'Empty until automatic detection exists.', headers: S.AuthHeaders, params: S.IdParams, querystring: S.PageQuery, response: { 200: ListOf(S.InventoryItem), ...errors } },
+      schema: { tags, description: 'Items entered by hand (POST …/inventory/); no automatic detection ships.', headers: S.AuthHeaders, params: S.IdParams, querystring: S.PageQuery, response: { 200: ListOf(S.InventoryItem), ...errors } },
     },
     async (request) => respondList(request, request.query, await deps.inventory.list(request.auth, request.params.id)),
   );

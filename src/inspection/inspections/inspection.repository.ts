@@ -12,6 +12,7 @@ import type { Reconstruction } from '../pipeline/reconstruction.ts';
 import { assertTransition, CREATION, DELETION } from './inspection-transitions.ts';
 import type { Status } from './statuses.ts';
 import { assertRustTransition, RustStatus, rustSettledBy } from '../rust/rust-statuses.ts';
+import { inventorySources, type InventoryStatus } from '../inventory/inventory-statuses.ts';
 
 type Db = Kysely<InspectionTables> | Transaction<InspectionTables>;
 
@@ -202,6 +203,27 @@ export class InspectionRepository {
       .where('id', '=', id)
       .where('deleted_at', 'is', null)
       .$if(from !== 'any', (q) => q.where(sql<string>`additional_statuses->>'rust'`, 'in', (from as readonly RustStatus[]).map(String)))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Moves `additional_statuses.inventory` (inventory/inventory-statuses.ts) to `to` when its current
+   * value is one the table lists for it (null: none yet); `inventory_reason` removed; other keys
+   * kept. Returns whether it applied.
+   */
+  async inventoryTransition(id: number, to: InventoryStatus, db: Db = this.db): Promise<boolean> {
+    const from = inventorySources(to);
+    const listed = from.filter((f): f is number => f !== null).map(String);
+    const result = await db
+      .updateTable('inspection.inspections')
+      .set({ additional_statuses: sql`(additional_statuses - 'inventory_reason') || ${JSON.stringify({ inventory: to })}::jsonb`, updated_at: new Date() })
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .where((eb) => {
+        const current = sql<string | null>`additional_statuses->>'inventory'`;
+        return from.includes(null) ? eb.or([eb(current, 'is', null), eb(current, 'in', listed)]) : eb(current, 'in', listed);
+      })
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }

@@ -1,10 +1,20 @@
 // Inventory items of an inspection (spec "Inventory item"; CONTRACT section 2 for model_type).
-// Items come from automatic detection and review, which do not exist yet: until then every
-// inspection lists none. The table, record shape and list are in place for them.
+// No detector ships (antenna-detection.ts): items are entered by hand (issue 30 §4), marked on two
+// or more photos, their position and orientation computed from the calibrated cameras
+// (inventory-geometry.ts) and returned with how (`computation`, an extension of the spec). Every
+// change moves the inventory's review status (inventory-statuses.ts) in the same transaction.
+// `number` is the inspection's largest plus one, handed out under the inspection row's lock.
 import type { Kysely } from 'kysely';
-import type { InspectionRow, InspectionTables, InventoryItemRow } from '../inspection.tables.ts';
+import type { CameraRow, InspectionRow, InspectionTables, InventoryItemRow } from '../inspection.tables.ts';
+import { CAMERA_COLUMNS } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
+import type { InspectionRepository } from '../inspections/inspection.repository.ts';
+import type { CameraCalibration } from '../pipeline/reconstruction.ts';
+import { cameraFromCalibrated } from '../../shared/pointcloud/index.ts';
+import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
+import { GeometryError, itemGeometry, type FaceCorners, type MarkedPhoto } from './inventory-geometry.ts';
+import { InventoryStatus } from './inventory-statuses.ts';
 
 export const MODEL_TYPES = ['panel_antenna', 'microwave_antenna', 'ancillary_box', 'collinear_antenna', 'yagi_antenna', 'mount'] as const;
 
@@ -36,6 +46,7 @@ export function mapInventoryItem(row: InventoryItemRow) {
     custom_fields: row.custom_fields,
     template: row.template,
     inspection: row.inspection_id,
+    computation: (row.computation ?? null) as InventoryComputation | null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -43,11 +54,249 @@ export function mapInventoryItem(row: InventoryItemRow) {
 
 export type InventoryItemRecord = ReturnType<typeof mapInventoryItem>;
 
+/** The `computation` of an item (inventory.schemas.ts Computation). */
+export interface InventoryComputation {
+  method: 'triangulation' | 'entered';
+  photos: number;
+  residual_m: number | null;
+  planarity_m: number | null;
+  ray_angle_deg: number | null;
+  corners_3d: { x: number; y: number; z: number }[];
+  normal: number[] | null;
+  vertical_size_m: number | null;
+  height_reference: 'base_plate_location' | 'ground_reference_altitude' | null;
+  height_reference_z: number | null;
+  azimuth_reference: string;
+}
+
+export const AZIMUTH_REFERENCE = 'grid north of the output coordinate system (extras.coordinate_system)';
+/** The fields the marks decide; given in a body beside marks they are refused. */
+const COMPUTED = ['azimuth', 'downtilt', 'plumb', 'height', 'width'] as const;
+
+export interface InventoryItemInput {
+  model_type?: (typeof MODEL_TYPES)[number];
+  name?: string;
+  model_name?: string;
+  weight?: string;
+  urls?: Record<string, unknown>;
+  device_status?: string;
+  coords_2d?: Record<string, [number, number][]>;
+  public?: boolean;
+  visible?: boolean;
+  custom_fields?: unknown[];
+  template?: number | null;
+  depth?: number | null;
+  azimuth?: number | null;
+  downtilt?: number | null;
+  plumb?: number | null;
+  height?: number | null;
+  width?: number | null;
+}
+
 export class InventoryService {
   constructor(
     private readonly db: Kysely<InspectionTables>,
     private readonly access: InspectionAccess,
+    private readonly inspections: InspectionRepository,
   ) {}
+
+  async create(auth: AuthContext, id: number, input: InventoryItemInput & { model_type: (typeof MODEL_TYPES)[number] }): Promise<InventoryItemRecord> {
+    const inspection = await this.access.requireInspection(auth, id);
+    const geometry = await this.geometryOf(inspection, input, null);
+    const row = await this.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('inspection.inspections').select('id').where('id', '=', inspection.id).forUpdate().executeTakeFirstOrThrow();
+      const { max } = await trx
+        .selectFrom('inspection.inventory_items')
+        .select((eb) => eb.fn.max<number | null>('number').as('max'))
+        .where('inspection_id', '=', inspection.id)
+        .executeTakeFirstOrThrow();
+      const created = await trx
+        .insertInto('inspection.inventory_items')
+        .values({
+          inspection_id: inspection.id,
+          number: Number(max ?? 0) + 1,
+          model_type: input.model_type,
+          name: input.name ?? '',
+          model_name: input.model_name ?? '',
+          weight: input.weight ?? '',
+          urls: JSON.stringify(input.urls ?? {}),
+          device_status: input.device_status ?? '',
+          source: 'manual',
+          public: input.public ?? false,
+          visible: input.visible ?? true,
+          custom_fields: JSON.stringify(input.custom_fields ?? []),
+          template: input.template ?? null,
+          depth: input.depth ?? null,
+          point_of_view: '[]',
+          photo_projection: '{}',
+          offset_xyz: '{}',
+          ...geometry,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await this.inspections.inventoryTransition(inspection.id, InventoryStatus.ReviewOngoing, trx);
+      return created;
+    });
+    return mapInventoryItem(row);
+  }
+
+  async update(auth: AuthContext, id: number, itemId: number, input: InventoryItemInput): Promise<InventoryItemRecord> {
+    const inspection = await this.access.requireInspection(auth, id);
+    const current = await this.requireItem(inspection, itemId);
+    const geometry = await this.geometryOf(inspection, input, current);
+    const row = await this.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('inspection.inventory_items')
+        .set({
+          ...(input.model_type !== undefined ? { model_type: input.model_type } : {}),
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.model_name !== undefined ? { model_name: input.model_name } : {}),
+          ...(input.weight !== undefined ? { weight: input.weight } : {}),
+          ...(input.urls !== undefined ? { urls: JSON.stringify(input.urls) } : {}),
+          ...(input.device_status !== undefined ? { device_status: input.device_status } : {}),
+          ...(input.public !== undefined ? { public: input.public } : {}),
+          ...(input.visible !== undefined ? { visible: input.visible } : {}),
+          ...(input.custom_fields !== undefined ? { custom_fields: JSON.stringify(input.custom_fields) } : {}),
+          ...(input.template !== undefined ? { template: input.template } : {}),
+          ...(input.depth !== undefined ? { depth: input.depth } : {}),
+          ...geometry,
+          updated_at: new Date(),
+        })
+        .where('id', '=', current.id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!updated) throw notFound('Inventory item');
+      await this.inspections.inventoryTransition(inspection.id, InventoryStatus.ReviewOngoing, trx);
+      return updated;
+    });
+    return mapInventoryItem(row);
+  }
+
+  async remove(auth: AuthContext, id: number, itemId: number): Promise<void> {
+    const inspection = await this.access.requireInspection(auth, id);
+    const current = await this.requireItem(inspection, itemId);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('inspection.inventory_items').where('id', '=', current.id).execute();
+      await this.inspections.inventoryTransition(inspection.id, InventoryStatus.ReviewOngoing, trx);
+    });
+  }
+
+  /**
+   * The reviewer is done: 5 with at least one item, 6 ("completed without compatible inventory")
+   * with none. 409 when the status does not allow it (already completed: a change reopens it).
+   */
+  async reviewDone(auth: AuthContext, id: number): Promise<{ inventory: number }> {
+    const inspection = await this.access.requireInspection(auth, id);
+    return this.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('inspection.inspections').select('id').where('id', '=', inspection.id).forUpdate().executeTakeFirstOrThrow();
+      const { count } = await trx
+        .selectFrom('inspection.inventory_items')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('inspection_id', '=', inspection.id)
+        .executeTakeFirstOrThrow();
+      const to = Number(count) > 0 ? InventoryStatus.ReviewCompleted : InventoryStatus.ReviewCompletedEmpty;
+      if (!(await this.inspections.inventoryTransition(inspection.id, to, trx))) {
+        const now = await trx.selectFrom('inspection.inspections').select('additional_statuses').where('id', '=', inspection.id).executeTakeFirstOrThrow();
+        throw conflict(`The inventory review cannot be completed from inventory status ${now.additional_statuses.inventory} (review done needs none, 3 or 4; change an item to reopen a completed review).`);
+      }
+      return { inventory: to };
+    });
+  }
+
+  private async requireItem(inspection: InspectionRow, itemId: number): Promise<InventoryItemRow> {
+    const row = await this.db.selectFrom('inspection.inventory_items').selectAll().where('id', '=', itemId).where('inspection_id', '=', inspection.id).executeTakeFirst();
+    if (!row) throw notFound('Inventory item');
+    return row;
+  }
+
+  /**
+   * The columns the body's marks decide (coords_2d, photo_id, coords_3d, the angles, width, height,
+   * computation), or the values entered by hand when the item has no marks. Empty when the body
+   * changes none of them.
+   */
+  private async geometryOf(inspection: InspectionRow, input: InventoryItemInput, current: InventoryItemRow | null) {
+    const marks = input.coords_2d ?? (current ? (current.coords_2d as Record<string, [number, number][]>) : {});
+    const photoIds = Object.keys(marks).map(Number);
+    const entered = COMPUTED.filter((k) => input[k] !== undefined && input[k] !== null);
+    if (photoIds.length > 0 && entered.length > 0) {
+      throw new ValidationError(Object.fromEntries(entered.map((k) => [k, [`Computed from the marks in coords_2d: leave ${k} out (or clear coords_2d to enter it by hand).`]])));
+    }
+    if (photoIds.length === 1) throw ValidationError.field('coords_2d', 'Mark the item on at least two photos (or on none, to enter its geometry by hand).');
+    if (photoIds.length === 0) {
+      if (input.coords_2d === undefined && !COMPUTED.some((k) => input[k] !== undefined)) return {};
+      // Values computed from marks now cleared are dropped with them; values entered before stay.
+      const wasEntered = current !== null && (current.computation as InventoryComputation | null)?.method !== 'triangulation';
+      const pick = (k: (typeof COMPUTED)[number]) => (input[k] !== undefined ? input[k] : wasEntered ? current[k] : null) ?? null;
+      const computation: InventoryComputation = {
+        method: 'entered',
+        photos: 0,
+        residual_m: null,
+        planarity_m: null,
+        ray_angle_deg: null,
+        corners_3d: [],
+        normal: null,
+        vertical_size_m: null,
+        height_reference: null,
+        height_reference_z: null,
+        azimuth_reference: AZIMUTH_REFERENCE,
+      };
+      return {
+        coords_2d: '{}',
+        photo_id: null,
+        coords_3d: '[]',
+        azimuth: pick('azimuth'),
+        downtilt: pick('downtilt'),
+        plumb: pick('plumb'),
+        height: pick('height'),
+        width: pick('width'),
+        computation: JSON.stringify(computation),
+      };
+    }
+    if (input.coords_2d === undefined) return {}; // marks unchanged: the geometry stands
+    const cameras = await this.db.selectFrom('inspection.cameras').select(CAMERA_COLUMNS).where('inspection_id', '=', inspection.id).where('id', 'in', photoIds).execute();
+    const byId = new Map<number, CameraRow>(cameras.map((c) => [c.id, c]));
+    const marked: MarkedPhoto[] = photoIds.map((photoId) => {
+      const camera = byId.get(photoId);
+      if (!camera) throw new ValidationError({ coords_2d: { [String(photoId)]: [`${photoId} is not the photo_id of a camera of inspection ${inspection.id}.`] } });
+      const calibrated = cameraFromCalibrated((camera.calibration as CameraCalibration | null) ?? { width: 0, height: 0 });
+      if (!calibrated) throw new ValidationError({ coords_2d: { [String(photoId)]: [`Photo ${photoId} has no calibrated camera (the inspection's reconstruction did not place it): mark the item on calibrated photos.`] } });
+      return { photoId, camera: calibrated, corners: marks[String(photoId)] as FaceCorners };
+    });
+    let g;
+    try {
+      g = itemGeometry(marked);
+    } catch (err) {
+      if (err instanceof GeometryError) throw ValidationError.field('coords_2d', `${err.message[0].toUpperCase()}${err.message.slice(1)}.`);
+      throw err;
+    }
+    const base = inspection.base_plate_location as { z: number } | null;
+    const reference = base && Number.isFinite(base.z) ? { name: 'base_plate_location' as const, z: base.z } : { name: 'ground_reference_altitude' as const, z: Number(inspection.ground_reference_altitude) };
+    const xyz = (p: readonly number[]) => ({ x: round(p[0], 3), y: round(p[1], 3), z: round(p[2], 3) });
+    const computation: InventoryComputation = {
+      method: 'triangulation',
+      photos: marked.length,
+      residual_m: round(g.residual, 3),
+      planarity_m: round(g.planarity, 3),
+      ray_angle_deg: round(g.rayAngle, 1),
+      corners_3d: g.corners.map(xyz),
+      normal: g.normal.map((v) => round(v, 4)),
+      vertical_size_m: round(g.verticalSize, 3),
+      height_reference: reference.name,
+      height_reference_z: reference.z,
+      azimuth_reference: AZIMUTH_REFERENCE,
+    };
+    return {
+      coords_2d: JSON.stringify(marks),
+      photo_id: photoIds[0],
+      coords_3d: JSON.stringify([round(g.centre[0], 3), round(g.centre[1], 3), round(g.centre[2], 3)]),
+      azimuth: round(g.azimuth, 2),
+      downtilt: round(g.downtilt, 2),
+      plumb: round(g.plumb, 2),
+      height: round(g.centre[2] - reference.z, 3),
+      width: round(g.width, 3),
+      computation: JSON.stringify(computation),
+    };
+  }
 
   async list(auth: AuthContext, id: number): Promise<InventoryItemRecord[]> {
     const inspection = await this.access.requireInspection(auth, id);
@@ -63,4 +312,8 @@ export class InventoryService {
       .orderBy('number')
       .execute();
   }
+}
+
+function round(value: number, digits: number): number {
+  return Number(value.toFixed(digits));
 }

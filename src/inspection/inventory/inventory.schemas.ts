@@ -1,0 +1,95 @@
+// Bodies of the inventory routes (inventory.routes.ts) and the `computation` of an item: every
+// input bounded (docs/inspection-service.md, "Limits").
+import { Type } from 'typebox';
+import { FreeObject, FreeValue, Id, LIMITS, Num } from '../../shared/schemas/limits.ts';
+import { Nullable } from '../http/nullable.ts';
+import { MODEL_TYPES } from './inventory.service.ts';
+
+/** At most this many photos mark one item. */
+export const MAX_MARKED_PHOTOS = 20;
+
+const Fraction = Num({ minimum: 0, maximum: 1 });
+const Corner = Type.Array(Fraction, { minItems: 2, maxItems: 2 });
+
+export const Coords2d = Type.Unsafe<Record<string, [number, number][]>>({
+  type: 'object',
+  description:
+    "The item's front face marked on photos: keys are photo_ids of the inspection's cameras, values the face's four corners [x, y] in 0..1 of the photo's width and height, in the order top-left, top-right, bottom-right, bottom-left as the photo shows them. Two or more photos: the service computes coords_3d, azimuth, downtilt, plumb, width and height from them (see `computation`); `{}`: no geometry.",
+  maxProperties: MAX_MARKED_PHOTOS,
+  propertyNames: { pattern: '^[1-9][0-9]{0,9}$' },
+  additionalProperties: Type.Array(Corner, { minItems: 4, maxItems: 4 }),
+});
+
+const Angle = (description: string) => Nullable(Num({ minimum: -360, maximum: 360, description }));
+const Metres = (description: string) => Nullable(Num({ minimum: -10_000, maximum: 10_000, description }));
+
+const Fields = {
+  name: Type.String({ maxLength: LIMITS.name }),
+  model_name: Type.String({ maxLength: LIMITS.name }),
+  weight: Type.String({ maxLength: LIMITS.name }),
+  urls: FreeObject(),
+  device_status: Type.String({ maxLength: LIMITS.name }),
+  model_type: Type.Union(
+    MODEL_TYPES.map((t) => Type.Literal(t)),
+    { description: MODEL_TYPES.join(', ') },
+  ),
+  coords_2d: Coords2d,
+  public: Type.Boolean(),
+  visible: Type.Boolean(),
+  custom_fields: Type.Array(FreeValue, { maxItems: LIMITS.freeKeys }),
+  template: Nullable(Id()),
+  depth: Nullable(Num({ minimum: 0, maximum: 10_000, description: 'metres, entered by hand' })),
+  // Entered by hand only for an item without marks: with marks on two or more photos the service
+  // computes them and refuses them in the body (400).
+  azimuth: Angle('degrees clockwise from north; only without coords_2d (else computed)'),
+  downtilt: Angle('degrees below the horizontal; only without coords_2d (else computed)'),
+  plumb: Angle('degrees from the vertical; only without coords_2d (else computed)'),
+  height: Metres('metres above the asset base; only without coords_2d (else computed)'),
+  width: Nullable(Num({ minimum: 0, maximum: 10_000, description: 'metres; only without coords_2d (else computed)' })),
+};
+
+export const CreateInventoryItemBody = Type.Object(
+  {
+    model_type: Fields.model_type,
+    name: Type.Optional(Fields.name),
+    model_name: Type.Optional(Fields.model_name),
+    weight: Type.Optional(Fields.weight),
+    urls: Type.Optional(Fields.urls),
+    device_status: Type.Optional(Fields.device_status),
+    coords_2d: Type.Optional(Fields.coords_2d),
+    public: Type.Optional(Fields.public),
+    visible: Type.Optional(Fields.visible),
+    custom_fields: Type.Optional(Fields.custom_fields),
+    template: Type.Optional(Fields.template),
+    depth: Type.Optional(Fields.depth),
+    azimuth: Type.Optional(Fields.azimuth),
+    downtilt: Type.Optional(Fields.downtilt),
+    plumb: Type.Optional(Fields.plumb),
+    height: Type.Optional(Fields.height),
+    width: Type.Optional(Fields.width),
+  },
+  { additionalProperties: false },
+);
+
+export const PatchInventoryItemBody = Type.Partial(CreateInventoryItemBody, { additionalProperties: false });
+
+export const InventoryItemParams = Type.Object({ id: Id(), item_id: Id() });
+
+export const Computation = Nullable(
+  Type.Object(
+    {
+      method: Type.String({ description: "'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none)" }),
+      photos: Type.Integer({ description: 'photos the item is marked on' }),
+      residual_m: Nullable(Type.Number({ description: "RMS distance of the triangulated corners from their photos' rays, metres" })),
+      planarity_m: Nullable(Type.Number({ description: 'RMS distance of the corners from the front plane, metres' })),
+      ray_angle_deg: Nullable(Type.Number({ description: "widest angle between two photos' rays through the face's centre" })),
+      corners_3d: Type.Array(Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), { description: 'top-left, top-right, bottom-right, bottom-left, output coordinate system' }),
+      normal: Nullable(Type.Array(Type.Number(), { description: "unit facing direction (x east, y north, z up)" })),
+      vertical_size_m: Nullable(Type.Number({ description: "mean length of the face's side edges" })),
+      height_reference: Nullable(Type.String({ description: "'base_plate_location' or 'ground_reference_altitude': what `height` is measured above" })),
+      height_reference_z: Nullable(Type.Number()),
+      azimuth_reference: Type.String({ description: 'north the azimuth is measured from' }),
+    },
+    { description: 'How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it).' },
+  ),
+);

@@ -1,0 +1,253 @@
+// Inventory by hand (issue 30 §4; inventory/inventory.service.ts, inventory-geometry.ts,
+// inventory-statuses.ts), through the API:
+// - a synthetic panel antenna (a box 1.4 x 0.3 x 0.15 m with known azimuth, downtilt and lean)
+//   on a tower in absolute UTM coordinates, photographed by three synthetic calibrated cameras
+//   (gimbal poses as test/helpers/ray-cast-scene.ts builds them, with radial distortion); its
+//   front face's corners projected into each photo are the marks. The computed azimuth,
+//   downtilt and plumb must be within ANGLE_TOLERANCE degrees of the truth, coords_3d and height
+//   within 1 cm: a broken formula (swapped atan2, wrong sign of the normal, height above the wrong
+//   reference) is off by far more;
+// - CRUD: 201/200/204, `number` per inspection, 400s in the CONTRACT's format (one photo, an
+//   uncalibrated photo, another inspection's photo, angles beside marks, an unknown model_type,
+//   coordinates outside 0..1, nearly the same viewpoint), another organization's 404;
+// - the review statuses: null -> 4 on creation, review_done -> 5, a change reopens (4), every
+//   item deleted then review_done -> 6, review_done again -> 409.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
+import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
+import { gimbalCamera } from './helpers/ray-cast-scene.ts';
+import { cameraFromCalibrated, projectPoint } from '../src/shared/pointcloud/index.ts';
+import { itemGeometry, triangulate, type Vec3 } from '../src/inspection/inventory/inventory-geometry.ts';
+
+const ANGLE_TOLERANCE = 0.2;
+const [E, N, Z] = [500_000, 4_500_000, 100];
+/** The asset's base; the antenna's face centre stands 31.5 m above it. */
+const BASE = { x: E, y: N, z: Z };
+const TRUTH = { azimuth: 120, downtilt: 6, plumb: 2, centre: [E + 1.2, N - 0.8, Z + 31.5] as Vec3, width: 0.3, tall: 1.4 };
+
+const rad = (deg: number) => (deg * Math.PI) / 180;
+const add = (a: Vec3, b: Vec3, k = 1): Vec3 => [a[0] + k * b[0], a[1] + k * b[1], a[2] + k * b[2]];
+const cross = (a: Vec3, b: Vec3): Vec3 => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+
+/** The front face's corners (top-left, top-right, bottom-right, bottom-left as seen from the front) of the synthetic antenna. */
+function faceCorners(truth = TRUTH): Vec3[] {
+  const az = rad(truth.azimuth);
+  const dt = rad(truth.downtilt);
+  const n: Vec3 = [Math.sin(az) * Math.cos(dt), Math.cos(az) * Math.cos(dt), -Math.sin(dt)];
+  // Seen from the front (looking along -n), right is -n x up; the face's up completes the frame.
+  const flatRight: Vec3 = [-Math.cos(az), Math.sin(az), 0];
+  const flatUp = cross(n, flatRight);
+  // The lean within the face: right and up turned about n by `plumb`.
+  const p = rad(truth.plumb);
+  const right = add([0, 0, 0], flatRight, Math.cos(p)).map((v, i) => v + Math.sin(p) * flatUp[i]) as Vec3;
+  const up = add([0, 0, 0], flatUp, Math.cos(p)).map((v, i) => v - Math.sin(p) * flatRight[i]) as Vec3;
+  const c = truth.centre;
+  const [w, h] = [truth.width / 2, truth.tall / 2];
+  return [add(add(c, right, -w), up, h), add(add(c, right, w), up, h), add(add(c, right, w), up, -h), add(add(c, right, -w), up, -h)];
+}
+
+/** A calibration (as processing records it) of a camera at `position` looking at `target` (gimbal yaw/pitch), with radial distortion. */
+function calibrationLookingAt(position: Vec3, target: Vec3) {
+  const d = [target[0] - position[0], target[1] - position[1], target[2] - position[2]];
+  const yaw = (Math.atan2(d[0], d[1]) * 180) / Math.PI;
+  const pitch = (Math.atan2(d[2], Math.hypot(d[0], d[1])) * 180) / Math.PI;
+  const cam = gimbalCamera('c', position, { yaw, pitch }, { width: 4000, height: 3000, focal: 3200 });
+  // gimbalCamera's rotation is world -> camera, row-major; the calibration's is camera -> world.
+  const r = cam.rotation;
+  return {
+    width: 4000,
+    height: 3000,
+    intrinsics: { fx: 3200, fy: 3200, cx: 2000, cy: 1500, k1: -0.05, k2: 0.01 },
+    position_output_crs: { x: position[0], y: position[1], z: position[2] },
+    rotation_matrix_output_crs: [
+      [r[0], r[3], r[6]],
+      [r[1], r[4], r[7]],
+      [r[2], r[5], r[8]],
+    ],
+  };
+}
+
+/** Three drone positions 14-16 m in front of the antenna, 90° apart at most, some above, some below it. */
+const CALIBRATIONS = [
+  [TRUTH.azimuth - 40, 15, 3],
+  [TRUTH.azimuth + 5, 14, -2],
+  [TRUTH.azimuth + 45, 16, 5],
+].map(([bearing, distance, rise]) => calibrationLookingAt(add(TRUTH.centre, [Math.sin(rad(bearing)) * distance, Math.cos(rad(bearing)) * distance, rise]), TRUTH.centre));
+
+/** The face's corners on the photo of `calibration`, in 0..1. */
+function marksOn(calibration: (typeof CALIBRATIONS)[number], corners = faceCorners()): [number, number][] {
+  const camera = cameraFromCalibrated(calibration)!;
+  return corners.map((p) => {
+    const { u, v, depth } = projectPoint(camera, p);
+    assert.ok(depth > 0 && u > 0 && v > 0 && u < camera.width && v < camera.height, 'the antenna is in the photo');
+    return [u / camera.width, v / camera.height];
+  });
+}
+
+describe('inventory geometry (pure)', () => {
+  it('triangulates two rays to their crossing, and the synthetic antenna to its truth', () => {
+    const p = triangulate([
+      { origin: [0, 0, 0], direction: [1, 0, 0] },
+      { origin: [5, -3, 0], direction: [0, 1, 0] },
+    ]);
+    assert.deepEqual(p.map((v) => Math.round(v * 1e9) / 1e9), [5, 0, 0]);
+    const g = itemGeometry(CALIBRATIONS.map((c, i) => ({ photoId: i + 1, camera: cameraFromCalibrated(c)!, corners: marksOn(c) as never })));
+    assert.ok(Math.abs(g.azimuth - TRUTH.azimuth) < ANGLE_TOLERANCE, `azimuth ${g.azimuth}`);
+    assert.ok(Math.abs(g.downtilt - TRUTH.downtilt) < ANGLE_TOLERANCE, `downtilt ${g.downtilt}`);
+    assert.ok(Math.abs(g.plumb - TRUTH.plumb) < ANGLE_TOLERANCE, `plumb ${g.plumb}`);
+    assert.ok(g.residual < 0.001, `residual ${g.residual}`);
+  });
+});
+
+describe('inventory by hand', () => {
+  let system: TestSystem;
+  let account: TestAccount;
+  let stranger: TestAccount;
+  let inspectionId: number;
+  let photoIds: number[];
+
+  before(async () => {
+    system = await startTestSystem();
+    account = await system.newAccount();
+    stranger = await system.newAccount();
+    const processed = await processedInspection(account);
+    inspectionId = processed.inspection.id;
+    photoIds = processed.cameras.map((c: { photo_id: number }) => c.photo_id).sort((a: number, b: number) => a - b);
+    assert.ok(photoIds.length >= 3, 'the demo has at least three photos');
+    // The first three photos calibrated as the synthetic cameras.
+    await sql`update inspection.cameras set calibration = null where inspection_id = ${inspectionId}`.execute(system.inspection.db);
+    for (const [i, calibration] of CALIBRATIONS.entries()) {
+      await sql`update inspection.cameras set calibration = ${JSON.stringify(calibration)}::jsonb where id = ${photoIds[i]}`.execute(system.inspection.db);
+    }
+    await account.client.expect(200, 'PATCH', `/v1/inspections/${inspectionId}/`, { base_plate_location: BASE });
+  });
+  after(async () => {
+    if (system) assertNoServerErrors(system);
+    await system?.stop();
+  });
+
+  const marks = (n: number) => Object.fromEntries(CALIBRATIONS.slice(0, n).map((c, i) => [String(photoIds[i]), marksOn(c)]));
+  const inventoryStatus = async () => (await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/`)).additional_statuses.inventory;
+
+  it('places an antenna marked on two photos at its synthetic azimuth, downtilt, plumb and height', async () => {
+    assert.equal(await inventoryStatus(), null);
+    for (const n of [2, 3]) {
+      const item = await account.client.expect(201, 'POST', `/v1/inspections/${inspectionId}/inventory/`, { model_type: 'panel_antenna', name: `Sector ${n}`, coords_2d: marks(n) });
+      assert.ok(Math.abs(item.azimuth - TRUTH.azimuth) < ANGLE_TOLERANCE, `azimuth ${item.azimuth} from ${n} photos`);
+      assert.ok(Math.abs(item.downtilt - TRUTH.downtilt) < ANGLE_TOLERANCE, `downtilt ${item.downtilt}`);
+      assert.ok(Math.abs(item.plumb - TRUTH.plumb) < ANGLE_TOLERANCE, `plumb ${item.plumb}`);
+      assert.ok(Math.abs(item.height - (TRUTH.centre[2] - BASE.z)) < 0.01, `height ${item.height}`);
+      assert.ok(Math.abs(item.width - TRUTH.width) < 0.01, `width ${item.width}`);
+      item.coords_3d.forEach((v: number, i: number) => assert.ok(Math.abs(v - TRUTH.centre[i]) < 0.01, `coords_3d ${item.coords_3d}`));
+      assert.equal(item.source, 'manual');
+      assert.equal(item.photo_id, photoIds[0]);
+      assert.equal(item.computation.method, 'triangulation');
+      assert.equal(item.computation.photos, n);
+      assert.equal(item.computation.height_reference, 'base_plate_location');
+      assert.ok(item.computation.residual_m < 0.002, `residual ${item.computation.residual_m}`);
+      assert.ok(Math.abs(item.computation.vertical_size_m - TRUTH.tall) < 0.01);
+    }
+    const listed = await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/inventory/`);
+    assert.deepEqual(
+      listed.map((i: { number: number }) => i.number),
+      [1, 2],
+    );
+    assert.equal(await inventoryStatus(), 4);
+  });
+
+  it('a different antenna (azimuth 250°, uptilt 3°, upright) from the same photos keeps its own truth', async () => {
+    const other = { ...TRUTH, azimuth: 250, downtilt: -3, plumb: 0, centre: [E - 0.5, N + 0.4, Z + 28] as Vec3 };
+    const cams = [-30, 0, 35].map((d, i) => calibrationLookingAt(add(other.centre, [Math.sin(rad(other.azimuth + d)) * 12, Math.cos(rad(other.azimuth + d)) * 12, i - 1]), other.centre));
+    for (const [i, c] of cams.entries()) await sql`update inspection.cameras set calibration = ${JSON.stringify(c)}::jsonb where id = ${photoIds[i]}`.execute(system.inspection.db);
+    try {
+      const coords = Object.fromEntries(cams.map((c, i) => [String(photoIds[i]), marksOn(c, faceCorners(other))]));
+      const item = await account.client.expect(201, 'POST', `/v1/inspections/${inspectionId}/inventory/`, { model_type: 'panel_antenna', coords_2d: coords });
+      assert.ok(Math.abs(item.azimuth - 250) < ANGLE_TOLERANCE, `azimuth ${item.azimuth}`);
+      assert.ok(Math.abs(item.downtilt + 3) < ANGLE_TOLERANCE, `downtilt ${item.downtilt}`);
+      assert.ok(item.plumb < ANGLE_TOLERANCE, `plumb ${item.plumb}`);
+      await account.client.expect(204, 'DELETE', `/v1/inspections/${inspectionId}/inventory/${item.id}/`);
+    } finally {
+      for (const [i, c] of CALIBRATIONS.entries()) await sql`update inspection.cameras set calibration = ${JSON.stringify(c)}::jsonb where id = ${photoIds[i]}`.execute(system.inspection.db);
+    }
+  });
+
+  it('refuses bad input with 400 in the CONTRACT format, never a 5xx', async () => {
+    const path = `/v1/inspections/${inspectionId}/inventory/`;
+    const one = { [String(photoIds[0])]: marks(1)[String(photoIds[0])] };
+    const cases: [Record<string, unknown>, string][] = [
+      [{ model_type: 'panel_antenna', coords_2d: one }, 'coords_2d'],
+      [{ model_type: 'panel_antenna', coords_2d: { ...marks(1), [String(photoIds[2])]: marks(1)[String(photoIds[0])] } }, `coords_2d.${photoIds[2]}`],
+      [{ model_type: 'panel_antenna', coords_2d: { ...marks(1), '999999': marks(1)[String(photoIds[0])] } }, 'coords_2d.999999'],
+      [{ model_type: 'panel_antenna', coords_2d: marks(2), azimuth: 90 }, 'azimuth'],
+      [{ model_type: 'dish', name: 'x' }, 'model_type'],
+      [{ name: 'no type' }, 'model_type'],
+      [{ model_type: 'mount', coords_2d: { [String(photoIds[0])]: [[0, 0], [1.5, 0], [1, 1], [0, 1]], [String(photoIds[1])]: [[0, 0], [1, 0], [1, 1], [0, 1]] } }, 'coords_2d'],
+    ];
+    // The third photo uncalibrated for this test (as a photo the reconstruction did not place).
+    await sql`update inspection.cameras set calibration = null where id = ${photoIds[2]}`.execute(system.inspection.db);
+    try {
+      for (const [body, field] of cases) {
+        const res = await account.client.request('POST', path, body);
+        assert.equal(res.status, 400, `${JSON.stringify(body).slice(0, 80)} -> ${res.status} ${JSON.stringify(res.body)}`);
+        // CONTRACT: {"<field>": ["message", ...]}, nested fields as nested objects.
+        const named = field.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], res.body);
+        assert.ok(named !== undefined, `${field} named in ${JSON.stringify(res.body)}`);
+        if (!field.includes('.') && field !== 'coords_2d') assert.ok(Array.isArray(named), `${field} -> list of messages: ${JSON.stringify(res.body)}`);
+      }
+    } finally {
+      await sql`update inspection.cameras set calibration = ${JSON.stringify(CALIBRATIONS[2])}::jsonb where id = ${photoIds[2]}`.execute(system.inspection.db);
+    }
+    // Two photos taken from the same place: the rays cannot fix the item.
+    await sql`update inspection.cameras set calibration = ${JSON.stringify(CALIBRATIONS[0])}::jsonb where id = ${photoIds[1]}`.execute(system.inspection.db);
+    try {
+      const same = { [String(photoIds[0])]: marksOn(CALIBRATIONS[0]), [String(photoIds[1])]: marksOn(CALIBRATIONS[0]) };
+      const res = await account.client.request('POST', path, { model_type: 'panel_antenna', coords_2d: same });
+      assert.equal(res.status, 400);
+      assert.match(res.body.coords_2d[0], /nearly the same direction|parallel/);
+    } finally {
+      await sql`update inspection.cameras set calibration = ${JSON.stringify(CALIBRATIONS[1])}::jsonb where id = ${photoIds[1]}`.execute(system.inspection.db);
+    }
+  });
+
+  it("another organization's client gets 404 on every inventory route", async () => {
+    const [item] = await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/inventory/`);
+    await stranger.client.expect(404, 'GET', `/v1/inspections/${inspectionId}/inventory/`);
+    await stranger.client.expect(404, 'POST', `/v1/inspections/${inspectionId}/inventory/`, { model_type: 'mount' });
+    await stranger.client.expect(404, 'PATCH', `/v1/inspections/${inspectionId}/inventory/${item.id}/`, { name: 'mine' });
+    await stranger.client.expect(404, 'DELETE', `/v1/inspections/${inspectionId}/inventory/${item.id}/`);
+    await stranger.client.expect(404, 'POST', `/v1/inspections/${inspectionId}/inventory/review_done/`, {});
+    // An item id of this inspection under another of the owner's inspections is not found either.
+    const otherInspection = await account.client.createInspection({ asset: (await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/`)).asset, name: 'Other' });
+    await account.client.expect(404, 'PATCH', `/v1/inspections/${otherInspection.id}/inventory/${item.id}/`, { name: 'x' });
+    assert.equal((await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/inventory/`)).length, 2);
+  });
+
+  it('edits: new marks recompute, clearing them allows values by hand; the review moves 4 -> 5 -> 4 -> 6', async () => {
+    const path = `/v1/inspections/${inspectionId}/inventory/`;
+    const [first, second] = await account.client.expect(200, 'GET', path);
+    const renamed = await account.client.expect(200, 'PATCH', `${path}${first.id}/`, { name: 'Sector A', device_status: 'installed' });
+    assert.equal(renamed.name, 'Sector A');
+    assert.equal(renamed.azimuth, first.azimuth, 'geometry unchanged without new marks');
+    await account.client.expect(400, 'PATCH', `${path}${first.id}/`, { downtilt: 2 });
+    const byHand = await account.client.expect(200, 'PATCH', `${path}${first.id}/`, { coords_2d: {}, azimuth: 118, downtilt: 4 });
+    assert.equal(byHand.azimuth, 118);
+    assert.equal(byHand.height, null, 'the computed height went with the marks');
+    assert.equal(byHand.computation.method, 'entered');
+    assert.deepEqual(byHand.coords_3d, []);
+
+    assert.deepEqual(await account.client.expect(200, 'POST', `${path}review_done/`, {}), { inventory: 5 });
+    assert.equal(await inventoryStatus(), 5);
+    await account.client.expect(409, 'POST', `${path}review_done/`, {});
+    const again = await account.client.expect(200, 'PATCH', `${path}${first.id}/`, { coords_2d: marks(3) });
+    assert.ok(Math.abs(again.azimuth - TRUTH.azimuth) < ANGLE_TOLERANCE);
+    assert.equal(await inventoryStatus(), 4, 'a change reopens the review');
+    await account.client.expect(204, 'DELETE', `${path}${first.id}/`);
+    await account.client.expect(204, 'DELETE', `${path}${second.id}/`);
+    await account.client.expect(404, 'DELETE', `${path}${second.id}/`);
+    assert.deepEqual(await account.client.expect(200, 'POST', `${path}review_done/`, {}), { inventory: 6 });
+    const statuses = await account.client.expect(200, 'GET', '/v1/inspections/additional_statuses/');
+    assert.equal(statuses.find((s: { id: number }) => s.id === 6).description, 'Inventory review completed without compatible inventory');
+  });
+});
