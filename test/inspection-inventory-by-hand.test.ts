@@ -14,9 +14,15 @@
 //   item deleted then review_done -> 6, review_done again -> 409.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { sql } from 'kysely';
+import { requireTool } from './helpers/system-tools.ts';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
+import { assertNoServerErrors, processedInspection, waitFor } from './helpers/inspection-fixtures.ts';
 import { gimbalCamera } from './helpers/ray-cast-scene.ts';
 import { cameraFromCalibrated, projectPoint } from '../src/shared/pointcloud/index.ts';
 import { itemGeometry, triangulate, type Vec3 } from '../src/inspection/inventory/inventory-geometry.ts';
@@ -155,6 +161,34 @@ describe('inventory by hand', () => {
       [1, 2],
     );
     assert.equal(await inventoryStatus(), 4);
+  });
+
+  it("the report lists the items with their geometry and how it was found, and sketches them from above", async (t) => {
+    await account.client.expect(202, 'POST', `/v1/inspections/${inspectionId}/report/`, {});
+    await waitFor('report', async () => {
+      const i = await account.client.getInspection(inspectionId);
+      assert.notEqual(i.report_status, 'error');
+      return i.report_status === 'available';
+    });
+    const outputs = await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/outputs/`);
+    const json = (await (await fetch(outputs.find((o: { output_type: string }) => o.output_type === 'report_json').url)).json()) as { inventory_items: { azimuth: number; computation: { photos: number } }[] };
+    assert.deepEqual(
+      json.inventory_items.map((i) => i.computation.photos),
+      [2, 3],
+    );
+    assert.ok(Math.abs(json.inventory_items[0].azimuth - TRUTH.azimuth) < ANGLE_TOLERANCE);
+    if (!requireTool(t, '/usr/bin/pdftoppm', 'poppler-utils')) return;
+    // INVENTORY_REPORT_DIR=/some/folder keeps the PDF and its rendered pages for a person to look at.
+    const dir = process.env.INVENTORY_REPORT_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'inventory-report-'));
+    fs.mkdirSync(dir, { recursive: true });
+    const pdfPath = path.join(dir, 'inventory-report.pdf');
+    fs.writeFileSync(pdfPath, Buffer.from(await (await fetch(outputs.find((o: { output_type: string }) => o.output_type === 'report_pdf').url)).arrayBuffer()));
+    const text = (await promisify(execFile)('/usr/bin/pdftotext', ['-layout', pdfPath, '-'])).stdout.replace(/\s+/g, ' ');
+    for (const expected of ['Inventory (2)', 'Sector 2', 'triangulated from 2 photos', 'triangulated from 3 photos', '120.0°', '6.0°', '31.50 m', "the asset's base plate", 'Plan view (from above)']) {
+      assert.ok(text.includes(expected), `PDF text has "${expected}"`);
+    }
+    await promisify(execFile)('/usr/bin/pdftoppm', ['-png', '-r', '80', pdfPath, path.join(dir, 'page')]);
+    if (!process.env.INVENTORY_REPORT_DIR) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('a different antenna (azimuth 250°, uptilt 3°, upright) from the same photos keeps its own truth', async () => {

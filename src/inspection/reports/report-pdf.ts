@@ -8,6 +8,7 @@
 import type { ReportAnnotation, ReportData } from './report-data.ts';
 import type { Crop } from './photo-crops.ts';
 import { severityName } from './severity-names.ts';
+import { drawInventory } from './report-inventory.ts';
 
 /** An annotation's crop (photo-crops.ts), or why there is none; null: the annotation has no photo. */
 export type CropSource = (annotation: ReportAnnotation) => Promise<Crop | null>;
@@ -134,10 +135,7 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
   if (data.inventory_items) {
     section(`Inventory (${data.inventory_items.length})`);
     if (data.inventory_items.length === 0) doc.text('No inventory items.');
-    for (const item of data.inventory_items) {
-      ensureSpace(30);
-      field(`#${item.number} ${item.name || item.model_type}`, [item.model_type, item.model_name, item.device_status].filter(Boolean).join(', '));
-    }
+    else drawInventory(doc, data.inventory_items, latin, ensureSpace);
   }
 
   if (data.plans_2d) {
