@@ -130,6 +130,10 @@ export interface Config {
   shareTokenMaxTtlSeconds: number;
   /** Lifetime of the presigned URLs handed to share holders (photos, outputs), seconds; never past the token's expiry. */
   shareTokenUrlTtlSeconds: number;
+  /** Days an inspection's data is kept when its organization sets none (inspection/retention); 0: for ever. */
+  retentionDays: number;
+  /** Cron expression (UTC) of the daily retention sweep. */
+  retentionSchedule: string;
 }
 
 export interface S3Config {
@@ -382,6 +386,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     shareTokenTtlSeconds: seconds('SHARE_TOKEN_TTL_SECONDS', 30 * 24 * 3600, 60),
     shareTokenMaxTtlSeconds: seconds('SHARE_TOKEN_MAX_TTL_SECONDS', 90 * 24 * 3600, 60),
     shareTokenUrlTtlSeconds: v.int('SHARE_TOKEN_URL_TTL_SECONDS', 600, { min: 1, max: 3600 }),
+    retentionDays: v.int('RETENTION_DAYS', 365, { max: 100 * 365 }),
+    retentionSchedule: v.string('RETENTION_SCHEDULE')?.trim() || '0 3 * * *',
   };
   config.s3 = s3Config(v);
   const rootKey = v.string('STORAGE_ROOT_ACCESS_KEY');
@@ -398,6 +404,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
   }
   if (config.shareTokenTtlSeconds > config.shareTokenMaxTtlSeconds) {
     v.problems.push(`SHARE_TOKEN_TTL_SECONDS must not exceed SHARE_TOKEN_MAX_TTL_SECONDS (${config.shareTokenTtlSeconds} > ${config.shareTokenMaxTtlSeconds})`);
+  }
+  // pg-boss reads five-field cron (minute hour day month weekday); a bad one would stop the start later, unnamed.
+  if (!/^\S+( \S+){4}$/.test(config.retentionSchedule)) {
+    v.problems.push(`RETENTION_SCHEDULE must be a cron expression of five fields (minute hour day month weekday, UTC), got "${config.retentionSchedule}"`);
   }
   if (v.problems.length) {
     throw new ConfigError(`Invalid configuration (environment variables; see the README's configuration table):\n${v.problems.map((p) => `  ${p}`).join('\n')}`);

@@ -169,6 +169,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       recordCaps: { measurementsPerInspection: config.inspectionMaxMeasurements, annotationsPerInspection: config.inspectionMaxAnnotations },
       storageQuotaBytes: config.storageOrganizationQuotaBytes,
       imageLimits: { maxBytes: config.imageMaxBytes, maxPixels: config.imageMaxPixels },
+      retention: { defaultDays: config.retentionDays, schedule: config.retentionSchedule },
     });
 
     if (role === 'serve' && config.bootstrapDemo) await bootstrapDemo(config.dataDir, { cloud, inspection, logger });

@@ -15,7 +15,9 @@ const HELP = `admin commands:
   revoke-api-key --id ID                                   (tokens obtained with it stop working)
   create-cloud-client --org ORG_UUID [--name NAME]         -> client_id and client_secret (shown once)
   delete-cloud-client --client-id ID                       (disables the credentials)
-  grant --type projects|tower_inventory --amount N (--org ORG_UUID | --username U)`;
+  grant --type projects|tower_inventory --amount N (--org ORG_UUID | --username U)
+  set-retention --org ORG_UUID --days N|default             days the organization's inspections keep their photos,
+                                                              outputs and inputs (0: for ever; default: RETENTION_DAYS)`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -37,6 +39,7 @@ export async function runAdmin(config: Config, argv: string[]): Promise<number> 
       amount: { type: 'string' },
       'client-id': { type: 'string' },
       id: { type: 'string' },
+      days: { type: 'string' },
     },
   });
   const need = (key: keyof typeof values): string => {
@@ -107,6 +110,15 @@ export async function runAdmin(config: Config, argv: string[]): Promise<number> 
         }
         await system.inspection.allowance.grant(account, code, amount, 'granted by admin');
         console.log(JSON.stringify({ granted: amount, type: code }));
+        break;
+      }
+      case 'set-retention': {
+        const raw = need('days');
+        const days = raw === 'default' ? null : Number(raw);
+        if (days !== null && (!/^\d+$/.test(raw) || days > 100 * 365)) throw new Error('--days must be an integer from 0 to 36500, or default');
+        const o = await org();
+        await accounts.setRetentionDays(o.id, days);
+        console.log(JSON.stringify({ organization_uuid: o.uuid, retention_days: days }));
         break;
       }
       default:

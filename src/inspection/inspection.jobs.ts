@@ -15,4 +15,8 @@ export type InspectionJobs = {
   'inspection.send-email': { to: string; subject: string; text: string };
   /** Cloud projects, project group and stored files of deleted inspections and assets. */
   'inspection.delete-resources': { projectIds: number[]; projectGroupId: number | null; inspectionIds: number[] };
+  /** Daily (RETENTION_SCHEDULE): inspections past their retention are given up for purging (retention/retention.service.ts). `now`: ISO time to judge by (tests); default the time it runs. */
+  'inspection.retention-sweep': { now?: string };
+  /** Deletes a given-up inspection's photos, outputs, inputs ZIP and cloud project, then status 24; idempotent. */
+  'inspection.purge-data': { inspectionId: number };
 };

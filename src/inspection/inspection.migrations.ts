@@ -329,6 +329,21 @@ export const inspectionMigrations: MigrationSet = {
       await runStatements(db, `alter table inspection.inspection_images add column size bigint`);
     },
   },
+  // Issue 30 §3: retention (retention/retention.service.ts). An organization's own period in days
+  // (null: RETENTION_DAYS), and when an inspection's data was given up for purging (by the daily
+  // sweep or a client's status 24): from then on the routes serving it answer 410.
+  '0014_retention': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        alter table inspection.organizations add column retention_days integer check (retention_days >= 0);
+        alter table inspection.inspections add column purged_at timestamptz;
+        create index inspections_retention on inspection.inspections (created_at) where deleted_at is null and purged_at is null
+      `,
+      );
+    },
+  },
   // Issue 30 §4: inventory items entered by hand (inventory/inventory.service.ts): how an item's
   // position and orientation were computed from its marks (inventory-geometry.ts); null for items
   // stored before.

@@ -49,6 +49,7 @@ import { consoleCspDirectives, registerConsole, type ConsoleOptions } from './co
 import { VideoFrameExtractor, type VideoToolsOptions } from './video/video-extraction.ts';
 import { DEFAULT_RECORD_CAPS, type RecordCaps } from './limits/record-caps.ts';
 import { StorageQuota } from './limits/storage-quota.ts';
+import { RetentionService } from './retention/retention.service.ts';
 
 export interface InspectionModuleOptions {
   database: Database;
@@ -78,7 +79,11 @@ export interface InspectionModuleOptions {
   video?: VideoToolsOptions;
   /** Largest photo file read and photo decoded (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS; default DEFAULT_IMAGE_LIMITS). */
   imageLimits?: ImageLimits;
+  /** Retention (RETENTION_DAYS, RETENTION_SCHEDULE; default 365 days, daily at 03:00 UTC): retention/retention.service.ts. */
+  retention?: { defaultDays: number; schedule: string };
 }
+
+export const DEFAULT_RETENTION = { defaultDays: 365, schedule: '0 3 * * *' } as const;
 
 export interface ServerErrorRecord {
   method: string;
@@ -115,6 +120,8 @@ export class InspectionModule {
   readonly previews: PreviewService;
   readonly ortho: OrthoService;
   readonly rust: RustAnalysis;
+  /** Retention: the daily sweep and the purge of an inspection's data. */
+  readonly retention: RetentionService;
   /** Photos read for decoding (previews, rust analysis, report crops) under the image limits, refusals remembered. */
   readonly images: ImageReader;
   /** 5xx answers of the HTTP server (the last 100): none should ever be caused by a client. */
@@ -154,7 +161,9 @@ export class InspectionModule {
     this.allowance = new AllowanceService(this.db);
     this.pipeline = new InspectionPipeline(this.db, rows, this.cloud, jobs, files, logger, options.processingBackendEngines);
     this.videoFrames = new VideoFrameExtractor(this.db, rows, this.cloud, jobs, files, logger, options.video ?? { ffmpegBinary: 'ffmpeg', ffprobeBinary: 'ffprobe', workDir: os.tmpdir() });
-    this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications, { reader: images, bucket: options.bucket }, new StorageQuota(this.db, options.storageQuotaBytes ?? 0));
+    const retention = options.retention ?? DEFAULT_RETENTION;
+    this.retention = new RetentionService(rows, this.cloud, jobs, files, logger, { defaultDays: retention.defaultDays });
+    this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications, { reader: images, bucket: options.bucket }, new StorageQuota(this.db, options.storageQuotaBytes ?? 0), this.retention);
     this.accounts = new AccountAdmin(this.db, (id) => this.auth.forgetApiKey(id));
     this.deletion = new DeletionService(this.db, rows, access, this.cloud, jobs, files, logger);
     this.retries = new RetryService(this.db, rows, access, this.pipeline, this.cloud, this.allowance, jobs, options.store, logger);
@@ -184,8 +193,11 @@ export class InspectionModule {
       'inspection.build-report': { handler: ({ inspectionId, requestedBy }) => this.reports.build(inspectionId, requestedBy), concurrency: 1 },
       'inspection.send-email': { handler: (message) => options.mailer.send(message), concurrency: 2, retryLimit: 10, retryDelaySeconds: 30 },
       'inspection.delete-resources': { handler: (payload) => this.deletion.deleteResources(payload), concurrency: 2 },
+      'inspection.retention-sweep': { handler: async ({ now }) => void (await this.retention.sweep(now ? new Date(now) : new Date())), concurrency: 1 },
+      'inspection.purge-data': { handler: ({ inspectionId }) => this.retention.purge(inspectionId), concurrency: 2 },
     };
     jobs.register(handlers);
+    jobs.schedule<InspectionJobs, 'inspection.retention-sweep'>('inspection.retention-sweep', retention.schedule, {});
   }
 
   /** Brings schema `inspection` up to date; before the module is built, which needs its secrets from it. */

@@ -12,6 +12,8 @@ export const ErrorBody = Type.Object({ detail: Type.String(), code: Type.String(
 export const FieldErrorsBody = Type.Record(Type.String(), Type.Unknown(), { description: 'Field name -> list of messages' });
 export const errorResponses = { 400: FieldErrorsBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody };
 export const NoContent = Type.Null({ description: 'No body' });
+/** 410 `purged`: the route served data that retention deleted (retention/purged.ts). */
+export const purgedResponse = { 410: ErrorBody };
 
 export const AuthHeaders = Type.Object({
   'x-api-key': Type.Optional(Type.String({ description: 'API key of the application (required)' })),

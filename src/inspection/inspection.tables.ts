@@ -9,7 +9,14 @@ type Json<T> = ColumnType<T, string | undefined, string>;
 type Decimal = ColumnType<string, string | number | undefined, string | number>;
 
 export interface InspectionTables {
-  'inspection.organizations': { id: Generated<number>; uuid: string; name: string; created_at: Generated<Date> };
+  'inspection.organizations': {
+    id: Generated<number>;
+    uuid: string;
+    name: string;
+    created_at: Generated<Date>;
+    /** Days its inspections' data is kept (retention/retention.service.ts); null: RETENTION_DAYS; 0: kept for ever. */
+    retention_days: Generated<number | null>;
+  };
   'inspection.users': { id: Generated<number>; username: string; email: string; password_hash: string; created_at: Generated<Date> };
   'inspection.memberships': { user_id: number; organization_id: number };
   'inspection.api_keys': {
@@ -143,6 +150,8 @@ export interface InspectionsTable {
   report_error: string | null;
   /** What photogrammetry produced (pipeline/reconstruction.ts); null before, or without outputs. */
   reconstruction: Json<Reconstruction | null> | null;
+  /** When its photos, outputs and inputs were given up by retention (retention/retention.service.ts); routes serving them answer 410 from then on. */
+  purged_at: Generated<Date | null>;
 }
 
 /** State of a file the service builds in the background (inputs ZIP). */

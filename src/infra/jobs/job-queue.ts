@@ -68,6 +68,8 @@ export class JobQueue {
   /** Wake-ups of local workers for delayed jobs (see `send`), cleared on stop. */
   private readonly wakeTimers = new Set<NodeJS.Timeout>();
   private started = false;
+  /** Recurring jobs (`schedule`), written to pg-boss at start. */
+  private readonly schedules = new Map<string, { cron: string; data: object }>();
 
   constructor(
     database: Database,
@@ -122,6 +124,9 @@ export class JobQueue {
       // that lookup would wait forever. A harmless read through the cache fills it now.
       await this.boss.previewRedrive(name);
     }
+    for (const [name, { cron, data }] of this.schedules) {
+      await this.boss.schedule(name, cron, data, { tz: 'UTC', missed: 'once' });
+    }
     if (!runWorkers) return;
     for (const [name, definition] of this.handlers) {
       const workerId = await this.boss.work(
@@ -143,6 +148,15 @@ export class JobQueue {
       );
       this.workerIds.set(name, workerId);
     }
+  }
+
+  /**
+   * Sends job `name` with `data` on a cron expression (UTC), through pg-boss's schedules (kept in
+   * the database: one job per occurrence whichever processes run; an occurrence missed while no
+   * process ran is sent once on the next start). Applied at start; a schedule of the same name is replaced.
+   */
+  schedule<C extends JobCatalogue, N extends keyof C & string>(name: N, cron: string, data: C[N]): void {
+    this.schedules.set(name, { cron, data });
   }
 
   async send<C extends JobCatalogue, N extends keyof C & string>(name: N, data: C[N], options: QueueSendOptions = {}): Promise<void> {

@@ -56,6 +56,11 @@ export class AccountAdmin {
     this.apiKeyRevoked(id);
   }
 
+  /** The organization's own retention period in days (0: kept for ever; null: RETENTION_DAYS), retention/retention.service.ts. */
+  async setRetentionDays(organizationId: number, days: number | null): Promise<void> {
+    await this.db.updateTable('inspection.organizations').set({ retention_days: days }).where('id', '=', organizationId).execute();
+  }
+
   async findOrganization(uuid: string) {
     return this.db.selectFrom('inspection.organizations').select(['id', 'uuid', 'name']).where('uuid', '=', uuid).executeTakeFirst();
   }

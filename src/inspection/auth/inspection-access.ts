@@ -8,6 +8,7 @@ import type { AuthContext } from './auth.service.ts';
 import { assetsVisibleTo } from './access.ts';
 import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import { notFound, ValidationError } from '../../infra/http/errors.ts';
+import { refusePurged } from '../retention/purged.ts';
 
 export type AssetView = AssetRow & { organization_uuid: string | null };
 
@@ -25,6 +26,16 @@ export class InspectionAccess {
   async requireInspection(auth: AuthContext, id: number, options: RequireOptions = {}): Promise<InspectionRow> {
     const row = await this.inspections.visible(auth).where('id', '=', id).executeTakeFirst();
     if (!row) throw missing('Inspection', id, options);
+    return row;
+  }
+
+  /**
+   * As requireInspection, for a route that serves or changes the inspection's photos, cameras,
+   * outputs or inputs: 410 `purged` once retention gave them up (retention/purged.ts).
+   */
+  async requireInspectionData(auth: AuthContext, id: number): Promise<InspectionRow> {
+    const row = await this.requireInspection(auth, id);
+    refusePurged(row);
     return row;
   }
 

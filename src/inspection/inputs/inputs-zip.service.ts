@@ -42,7 +42,7 @@ export class InputsZipService {
   ) {}
 
   async request(auth: AuthContext, id: number): Promise<InputsAnswer> {
-    const inspection = await this.access.requireInspection(auth, id);
+    const inspection = await this.access.requireInspectionData(auth, id); // 410 once purged (retention)
     if (inspection.inputs_zip_status === 'available' && inspection.inputs_zip_key) {
       return { status: 200, body: { url: await this.files.store.presignGetUrl(this.files.bucket, inspection.inputs_zip_key, DOWNLOAD_URL_TTL_SECONDS) } };
     }
@@ -60,7 +60,8 @@ export class InputsZipService {
   /** The job. Idempotent: does nothing unless a build is still expected. */
   async build(inspectionId: number): Promise<void> {
     const inspection = await this.inspections.find(inspectionId);
-    if (!inspection || inspection.inputs_zip_status !== 'processing' || !inspection.inputs_zip_requested_at) return;
+    // Given up by retention meanwhile: its inputs are (being) deleted.
+    if (!inspection || inspection.purged_at || inspection.inputs_zip_status !== 'processing' || !inspection.inputs_zip_requested_at) return;
     const generation = inspection.inputs_zip_requested_at.getTime();
     const keys = await this.inspections.imageKeys(inspection.id);
     const { bucket_name: bucket } = await this.cloud.as(inspection).getProject(inspection.project_id!);

@@ -41,7 +41,7 @@ export function registerInspectionDataRoutes(r: HttpServer, deps: InspectionRout
       schema: {
         tags,
         description:
-          'Presigned GET URLs (valid 6 hours) of the files that exist: the cloud project\'s outputs that are done (cloud names, e.g. calibrated_camera_parameters_json), input_zip, report_pdf and report_json.',
+          'Presigned GET URLs (valid 6 hours) of the files that exist: the cloud project\'s outputs that are done (cloud names, e.g. calibrated_camera_parameters_json), input_zip, report_pdf and report_json. Once retention deleted the inspection\'s data (status 24), report_pdf and report_json only.',
         headers: S.AuthHeaders,
         params: S.IdParams,
         querystring: S.PageQuery,
@@ -63,10 +63,10 @@ export function registerInspectionDataRoutes(r: HttpServer, deps: InspectionRout
       schema: {
         tags,
         description:
-          '200 `{url}` when the ZIP of the original inputs exists; 202 when it does not (its generation starts; call again in a few minutes; the creator gets an e-mail when it is ready); 404 for an unknown inspection; 409 when no inputs are registered.',
+          '200 `{url}` when the ZIP of the original inputs exists; 202 when it does not (its generation starts; call again in a few minutes; the creator gets an e-mail when it is ready); 404 for an unknown inspection; 409 when no inputs are registered; 410 `purged` once retention deleted them.',
         headers: S.AuthHeaders,
         params: S.IdParams,
-        response: { 200: S.InputsReady, 202: S.InputsPending, ...errors },
+        response: { 200: S.InputsReady, 202: S.InputsPending, ...errors, ...S.purgedResponse },
       },
     },
     async (request, reply) => {

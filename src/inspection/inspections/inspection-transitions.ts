@@ -9,7 +9,24 @@
 // - the spec's "any -> the given value" of PUT/PATCH with `status` is a client's override, written
 //   by InspectionRepository.applyUpdate under the row lock, guarded by the status the request read;
 // - deletion is no status: a soft delete from a stable status (DELETION below).
-import { STABLE_STATUSES, Status } from './statuses.ts';
+import { RESERVED_STATUSES, STABLE_STATUSES, Status } from './statuses.ts';
+
+/**
+ * Where retention may purge from: the stable statuses (CONTRACT) but 24 itself; work under way is
+ * left to finish first. Also a client's reserved statuses (8, 18, 21-23), stable too.
+ */
+export const PURGEABLE_STATUSES = [
+  Status.New,
+  Status.Completed,
+  Status.ErrorUploading,
+  Status.ErrorExtractingVideo,
+  Status.ErrorAnalyzing,
+  Status.ErrorPhotogrammetry,
+  Status.ErrorClipping,
+  Status.ErrorNotEnoughImages,
+  Status.Demo,
+  ...(RESERVED_STATUSES as Status[]),
+] as const;
 
 export interface TransitionRule {
   readonly from: readonly Status[];
@@ -33,6 +50,7 @@ export const TRANSITIONS = [
   { from: [Status.Clipping], to: Status.Completed, by: 'clip-point-cloud: clipped' },
   { from: [Status.Clipping], to: Status.ErrorClipping, by: 'clip-point-cloud: the point cloud cannot be clipped' },
   { from: [Status.Uploading], to: Status.ErrorUploading, by: 'prepare-retry: an input of the original is gone' },
+  { from: PURGEABLE_STATUSES, to: Status.DataPurged, by: 'purge-data: retention expired, its photos, outputs and cloud project deleted (retention/retention.service.ts)' },
 ] as const satisfies readonly TransitionRule[];
 
 /** The status a new row is inserted in. */

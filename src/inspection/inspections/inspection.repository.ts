@@ -9,8 +9,8 @@ import type { ImageSource, InspectionRow, InspectionsTable, InspectionTables, Re
 import type { AuthContext } from '../auth/auth.service.ts';
 import { visibleTo } from '../auth/access.ts';
 import type { Reconstruction } from '../pipeline/reconstruction.ts';
-import { assertTransition, CREATION, DELETION } from './inspection-transitions.ts';
-import type { Status } from './statuses.ts';
+import { assertTransition, CREATION, DELETION, PURGEABLE_STATUSES } from './inspection-transitions.ts';
+import { Status } from './statuses.ts';
 import { assertRustTransition, RustStatus, rustSettledBy } from '../rust/rust-statuses.ts';
 import { inventorySources, type InventoryStatus } from '../inventory/inventory-statuses.ts';
 
@@ -172,6 +172,52 @@ export class InspectionRepository {
       .where('status', 'in', DELETION.from)
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
+  }
+
+  // Retention (retention/retention.service.ts)
+
+  /**
+   * Live inspections, after `afterId`, whose data retention gives up at `now`: in a purgeable
+   * status (PURGEABLE_STATUSES) and older than their organization's `retention_days`
+   * (null: `defaultDays`; 0: kept for ever), or in status 24 without having been purged (a client
+   * set it before purging existed). Oldest ids first, at most `limit`.
+   */
+  async retentionExpired(now: Date, defaultDays: number, afterId: number, limit: number): Promise<number[]> {
+    const days = sql<number>`coalesce(o.retention_days, ${defaultDays}::int)`;
+    const rows = await this.db
+      .selectFrom('inspection.inspections as i')
+      .leftJoin('inspection.organizations as o', 'o.id', 'i.organization_id')
+      .select('i.id')
+      .where('i.deleted_at', 'is', null)
+      .where('i.purged_at', 'is', null)
+      .where('i.id', '>', afterId)
+      .where((eb) =>
+        eb.or([
+          eb('i.status', '=', Status.DataPurged),
+          eb.and([eb('i.status', 'in', PURGEABLE_STATUSES), eb(days, '>', 0), eb('i.created_at', '<', sql<Date>`${now}::timestamptz - make_interval(days => ${days})`)]),
+        ]),
+      )
+      .orderBy('i.id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Gives the locked row's data up for purging at `at`; false when it is deleted or was given up before. */
+  async markPurged(trx: Transaction<InspectionTables>, id: number, at: Date): Promise<boolean> {
+    const result = await trx
+      .updateTable('inspection.inspections')
+      .set({ purged_at: at, updated_at: new Date() })
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .where('purged_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** The inputs ZIP was deleted with the data: none any more (idempotent). */
+  async inputsZipPurged(id: number): Promise<void> {
+    await this.db.updateTable('inspection.inspections').set({ inputs_zip_status: 'none', inputs_zip_key: null }).where('id', '=', id).execute();
   }
 
   // Fields of processing, annotations, the inputs ZIP and reports

@@ -53,7 +53,7 @@ export function registerInspectionCrudRoutes(r: HttpServer, deps: InspectionRout
     deps.inspections.get(request.auth, request.params.id),
   );
   const updateDescription =
-    'Overwrites the fields given (no field is required, so PUT and PATCH behave alike). A change of `status` to a started, finished or error value e-mails the creator unless `skip_email=true`. `processing_parameters` may change only before processing starts (409 after: allowance rule 5).';
+    'Overwrites the fields given (no field is required, so PUT and PATCH behave alike). A change of `status` to a started, finished or error value e-mails the creator unless `skip_email=true`. `processing_parameters` may change only before processing starts (409 after: allowance rule 5). `status` 24 deletes the inspection\'s photos, outputs, inputs ZIP and cloud project as retention does (409 while work is under way); after that the status stays 24 (410 `purged`).';
   for (const method of ['put', 'patch'] as const) {
     r[method](
       '/v1/inspections/:id/',
@@ -66,7 +66,7 @@ export function registerInspectionCrudRoutes(r: HttpServer, deps: InspectionRout
           params: S.IdParams,
           querystring: S.SkipEmailQuery,
           body: S.UpdateInspectionBody,
-          response: { 200: S.Inspection, ...errors },
+          response: { 200: S.Inspection, ...errors, ...S.purgedResponse },
         },
       },
       async (request) => deps.inspections.update(request.auth, request.params.id, request.body, { skipEmail: request.query.skip_email === true }),
@@ -93,12 +93,12 @@ export function registerInspectionCrudRoutes(r: HttpServer, deps: InspectionRout
   );
   r.get(
     '/v1/inspections/:id/s3_credentials/',
-    { schema: { tags: ['uploads'], headers: S.AuthHeaders, params: S.IdParams, response: { 200: S.StorageCredentials, ...errors } } },
+    { schema: { tags: ['uploads'], headers: S.AuthHeaders, params: S.IdParams, response: { 200: S.StorageCredentials, ...errors, ...S.purgedResponse } } },
     async (request) => deps.inspections.storageCredentials(request.auth, request.params.id),
   );
   r.post(
     '/v1/inspections/:id/register_images/',
-    { schema: { tags: ['uploads'], headers: S.AuthHeaders, params: S.IdParams, body: S.RegisterImagesBody, response: { 200: S.RegisterResult, ...errors } } },
+    { schema: { tags: ['uploads'], headers: S.AuthHeaders, params: S.IdParams, body: S.RegisterImagesBody, response: { 200: S.RegisterResult, ...errors, ...S.purgedResponse } } },
     async (request) => deps.inspections.registerImages(request.auth, request.params.id, request.body.image_keys),
   );
   r.post(
@@ -109,7 +109,7 @@ export function registerInspectionCrudRoutes(r: HttpServer, deps: InspectionRout
         headers: S.AuthHeaders,
         params: S.IdParams,
         body: Type.Optional(Type.Union([Type.Object({}), Type.Null()])),
-        response: { 202: S.Inspection, ...errors },
+        response: { 202: S.Inspection, ...errors, ...S.purgedResponse },
       },
     },
     async (request, reply) => {
@@ -119,7 +119,7 @@ export function registerInspectionCrudRoutes(r: HttpServer, deps: InspectionRout
   );
   r.get(
     '/v1/inspections/:id/cameras/',
-    { schema: { tags: ['processing'], headers: S.AuthHeaders, params: S.IdParams, querystring: S.PageQuery, response: { 200: ListOf(S.Camera), ...errors } } },
+    { schema: { tags: ['processing'], headers: S.AuthHeaders, params: S.IdParams, querystring: S.PageQuery, response: { 200: ListOf(S.Camera), ...errors, ...S.purgedResponse } } },
     async (request, reply) => {
       const cameras = await deps.inspections.cameras(request.auth, request.params.id);
       if (request.query.page !== undefined || request.query.page_size !== undefined) return respondList(request, request.query, cameras);

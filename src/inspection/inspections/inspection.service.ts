@@ -25,6 +25,8 @@ import { inventoryUnavailableStatuses, refuseAntennaDetection } from '../invento
 import { videoProcessRefusal, videoRegistrationRefusal } from '../video/video-inputs.ts';
 import type { StorageQuota } from '../limits/storage-quota.ts';
 import type { ImageReader } from '../../shared/images/image-reader.ts';
+import type { RetentionService } from '../retention/retention.service.ts';
+import { purgedError, refusePurged } from '../retention/purged.ts';
 
 export const DEFAULT_PROCESSING_PARAMETERS: ProcessingParameters = { generate_point_cloud: true };
 export const MAX_KEYS_PER_REGISTER_CALL = 500;
@@ -73,6 +75,8 @@ export class InspectionService {
     private readonly photos: { reader: ImageReader; bucket: string },
     /** The account's storage quota, checked before credentials and registration (limits/storage-quota.ts). */
     private readonly quota: StorageQuota,
+    /** A status set to 24 purges the data as retention does (retention/retention.service.ts). */
+    private readonly retention: Pick<RetentionService, 'requestPurge'>,
   ) {}
 
   async create(auth: AuthContext, input: CreateInspectionInput): Promise<InspectionRecord> {
@@ -170,7 +174,12 @@ export class InspectionService {
         refuseAntennaDetection(input.processing_parameters);
         changes.processing_parameters = JSON.stringify(input.processing_parameters);
       }
-      if (input.status !== undefined) changes.status = input.status;
+      if (input.status !== undefined) {
+        // Purged data does not come back: the status stays 24 (other fields may change).
+        if (current.purged_at && input.status !== Status.DataPurged) throw purgedError(current);
+        if (input.status === Status.DataPurged) await this.retention.requestPurge(trx, current);
+        changes.status = input.status;
+      }
       if (input.additional_statuses !== undefined) changes.additional_statuses = JSON.stringify({ ...current.additional_statuses, ...input.additional_statuses });
       if (input.pcs_task_uuid !== undefined) changes.pcs_task_uuid = input.pcs_task_uuid;
       if (input.inspection_date !== undefined) changes.inspection_date = normalizeInspectionDate(input.inspection_date);
@@ -192,7 +201,7 @@ export class InspectionService {
   }
 
   async storageCredentials(auth: AuthContext, id: number) {
-    const inspection = await this.access.requireInspection(auth, id);
+    const inspection = await this.access.requireInspectionData(auth, id);
     await this.quota.requireRoomToUpload(inspection);
     const c = await this.cloud.as(inspection).storageCredentials(this.projectOf(inspection));
     return {
@@ -214,7 +223,7 @@ export class InspectionService {
     if (keys.length > MAX_KEYS_PER_REGISTER_CALL) {
       throw ValidationError.field('image_keys', `At most ${MAX_KEYS_PER_REGISTER_CALL} keys per call; call repeatedly for more.`);
     }
-    const inspection = await this.access.requireInspection(auth, id);
+    const inspection = await this.access.requireInspectionData(auth, id);
     this.requireBeforeProcessing(inspection);
     const prefix = inspection.storage_prefix ?? '';
     const outside = keys.filter((key) => !key.startsWith(prefix) || key.length === prefix.length);
@@ -243,6 +252,7 @@ export class InspectionService {
     return this.db.transaction().execute(async (trx) => {
       const locked = await this.inspections.lock(trx, inspection.id);
       if (locked.deleted_at) throw notFound('Inspection');
+      refusePurged(locked);
       this.requireBeforeProcessing(locked);
       await this.inspections.addImages(trx, inspection.id, unique, 'upload', new Map(objects.flatMap((o) => (o.info ? [[o.key, o.info.size] as const] : []))));
       await this.inspections.inputsChanged(trx, inspection.id);
@@ -261,6 +271,7 @@ export class InspectionService {
     const row = await this.db.transaction().execute(async (trx) => {
       const inspection = await this.inspections.lock(trx, visible.id);
       if (inspection.deleted_at) throw notFound('Inspection');
+      refusePurged(inspection);
       if (inspection.retry_of !== null) {
         throw conflict('A retry starts processing on its own once the inputs of its original are copied; it cannot be processed by hand.');
       }
@@ -286,7 +297,7 @@ export class InspectionService {
 
   /** The cameras of an inspection (404 when it is not visible); camera-list.ts streams them. */
   async cameras(auth: AuthContext, id: number): Promise<CameraList> {
-    const inspection = await this.access.requireInspection(auth, id);
+    const inspection = await this.access.requireInspectionData(auth, id);
     return new CameraList(this.db, inspection.id);
   }
 

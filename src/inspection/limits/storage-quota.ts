@@ -67,6 +67,7 @@ export class StorageQuota {
       .innerJoin('inspection.inspections as i', 'i.id', 'f.inspection_id')
       .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('f.size'), eb.lit(0)).as('bytes'))
       .where('i.deleted_at', 'is', null)
+      .where('i.purged_at', 'is', null) // retention deleted those uploads (retention/retention.service.ts)
       .where('f.source', '=', 'upload')
       .where((eb) =>
         account.organization_id !== null ? eb('i.organization_id', '=', account.organization_id) : eb.and([eb('i.organization_id', 'is', null), eb('i.user_id', '=', account.user_id)]),

@@ -55,10 +55,10 @@ export function registerOrthoRoutes(r: HttpServer, deps: InspectionRouteDeps): v
         description:
           'Once processing is done, the orthomosaic the cloud made (result_type `ortho`): `available: true` with its extent, zooms and tile URL. ' +
           'When the inspection has none (not processed yet, not requested: `processing_parameters.generate_ortho`, or an engine or photos that make none), still 200: `available: false` with the cloud\'s reason in `reason` when it gave one and a sentence in `detail`. ' +
-          '404 only for an inspection that is not found.',
+          '404 only for an inspection that is not found; 410 `purged` once retention deleted its data.',
         headers: S.AuthHeaders,
         params: S.IdParams,
-        response: { 200: OrthoRecord, ...S.errorResponses },
+        response: { 200: OrthoRecord, ...S.errorResponses, ...S.purgedResponse },
       },
     },
     async (request) => deps.ortho.info(request.auth, request.params.id),
@@ -80,6 +80,7 @@ export function registerOrthoRoutes(r: HttpServer, deps: InspectionRouteDeps): v
           304: { description: 'Not modified (If-None-Match)', type: 'null' },
           ...S.errorResponses,
           422: S.ErrorBody,
+          ...S.purgedResponse,
         },
       },
     },

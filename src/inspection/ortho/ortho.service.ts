@@ -123,7 +123,7 @@ export class OrthoService {
   }
 
   private async orthomosaicOf(auth: AuthContext, inspectionId: number): Promise<{ layer: RasterLayer; reconstruction: Reconstruction }> {
-    const inspection = await this.access.requireInspection(auth, inspectionId);
+    const inspection = await this.access.requireInspectionData(auth, inspectionId); // 410 once purged (retention)
     const reconstruction = inspection.reconstruction as Reconstruction | null;
     const layer = reconstruction?.rasters?.orthomosaic;
     if (!reconstruction || !layer) {

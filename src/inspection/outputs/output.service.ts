@@ -34,7 +34,8 @@ export class OutputService {
     const urlSeconds = downloadUrlSeconds(auth);
     const presign = (bucket: string, key: string) => this.files.store.presignGetUrl(bucket, key, urlSeconds);
     const outputs: OutputRecord[] = [];
-    if (inspection.project_id !== null) {
+    // Purged by retention (retention/retention.service.ts): the report alone stays.
+    if (inspection.project_id !== null && !inspection.purged_at) {
       const cloudOutputs = await this.cloud.as(inspection).outputs(inspection.project_id).catch((err) => {
         if (err instanceof ApiError && err.statusCode === 404) return [];
         throw err;
@@ -48,7 +49,7 @@ export class OutputService {
         else outputs.push({ output_type: o.output_type, url: await presign(o.s3_bucket ?? this.files.bucket, o.s3_key) });
       }
     }
-    if (inspection.inputs_zip_status === 'available' && inspection.inputs_zip_key) {
+    if (inspection.inputs_zip_status === 'available' && inspection.inputs_zip_key && !inspection.purged_at) {
       outputs.push({ output_type: 'input_zip', url: await presign(this.files.bucket, inspection.inputs_zip_key) });
     }
     if (inspection.report_status === 'available' && inspection.report_pdf_key && inspection.report_json_key) {

@@ -29,7 +29,7 @@ export function registerPreviewRoutes(r: HttpServer, deps: InspectionRouteDeps):
         headers: S.AuthHeaders,
         params: PreviewParams,
         querystring: PreviewQuery,
-        response: { 200: PreviewRecord, ...S.errorResponses, 422: S.ErrorBody },
+        response: { 200: PreviewRecord, ...S.errorResponses, 422: S.ErrorBody, ...S.purgedResponse },
       },
     },
     async (request) => deps.previews.preview(request.auth, request.params.id, request.params.photo_id, request.query.size ?? 'thumb'),

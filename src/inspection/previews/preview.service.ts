@@ -54,7 +54,7 @@ export class PreviewService {
   ) {}
 
   async preview(auth: AuthContext, inspectionId: number, photoId: number, size: PreviewSize): Promise<Preview> {
-    const inspection = await this.access.requireInspection(auth, inspectionId);
+    const inspection = await this.access.requireInspectionData(auth, inspectionId); // 410 once purged (retention)
     const camera = await this.db
       .selectFrom('inspection.cameras')
       .select(['image_key'])

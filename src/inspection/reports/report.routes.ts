@@ -13,11 +13,11 @@ export function registerReportRoutes(r: HttpServer, deps: InspectionRouteDeps): 
       schema: {
         tags: ['reports'],
         description:
-          'Builds a PDF and a JSON report in the background; report_status goes processing -> available (or error); the files appear in outputs as report_pdf and report_json. 409 while a report is being built.',
+          'Builds a PDF and a JSON report in the background; report_status goes processing -> available (or error); the files appear in outputs as report_pdf and report_json. 409 while a report is being built; 410 `purged` once retention deleted the photos (the report made before stays in outputs).',
         headers: S.AuthHeaders,
         params: S.IdParams,
         body: ReportBody,
-        response: { 202: S.EmptyObject, ...S.errorResponses },
+        response: { 202: S.EmptyObject, ...S.errorResponses, ...S.purgedResponse },
       },
     },
     async (request, reply) => {

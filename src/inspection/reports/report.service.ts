@@ -32,6 +32,7 @@ import { reportOptions } from './report-options.ts';
 import { isDatabaseUnavailable } from '../../infra/database/connection-errors.ts';
 import type { NewShareToken, ShareTokenService } from '../auth/share-tokens.ts';
 import type { ImageReader } from '../../shared/images/image-reader.ts';
+import { refusePurged } from '../retention/purged.ts';
 
 export class ReportService {
   constructor(
@@ -55,6 +56,8 @@ export class ReportService {
     await this.db.transaction().execute(async (trx) => {
       const inspection = await this.inspections.lock(trx, visible.id);
       if (inspection.deleted_at) throw notFound('Inspection');
+      // Its photos are gone (retention): the report made before stays as it is, never rebuilt without them.
+      refusePurged(inspection);
       if (inspection.report_status === 'processing' && inspection.report_requested_at && Date.now() - inspection.report_requested_at.getTime() < STALE_BUILD_MS) {
         throw conflict('A report of this inspection is being generated; wait until report_status is available or error.');
       }

@@ -13,7 +13,7 @@ export function registerRetryRoutes(r: HttpServer, deps: InspectionRouteDeps): v
           'Retries an inspection: all five conditions of the spec must hold (409 otherwise; 404 for an inspection the request cannot see). The retry gets its own cloud project, a copy of the original inputs, and starts processing on its own, recycling the allowance of its original (no units spent).',
         headers: S.AuthHeaders,
         body: S.RetryBody,
-        response: { 201: S.Inspection, ...S.errorResponses },
+        response: { 201: S.Inspection, ...S.errorResponses, ...S.purgedResponse },
       },
     },
     async (request, reply) => {

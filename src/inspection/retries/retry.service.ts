@@ -31,6 +31,7 @@ import { Status } from '../inspections/statuses.ts';
 import { retryRefusal } from './retry-rules.ts';
 import { mapConcurrently } from '../../shared/concurrency.ts';
 import { inventoryUnavailableStatuses, refuseAntennaDetection } from '../inventory/antenna-detection.ts';
+import { refusePurged } from '../retention/purged.ts';
 
 export interface RetryInput {
   inspection: number;
@@ -55,6 +56,7 @@ export class RetryService {
 
   async retry(auth: AuthContext, input: RetryInput): Promise<InspectionRecord> {
     const original = await this.access.requireInspection(auth, input.inspection); // condition 1: 404 otherwise
+    refusePurged(original); // its inputs are gone (retention): 410
     const mainId = original.retry_of ?? original.id;
     // A retry may not ask for antenna detection (none here: antenna-detection.ts); one inheriting it
     // from an older original processes without it, as that original did.
@@ -70,6 +72,7 @@ export class RetryService {
         await this.inspections.lock(trx, mainId);
         const current = await this.inspections.lock(trx, original.id);
         if (current.deleted_at) throw conflict('The inspection has been deleted.');
+        refusePurged(current);
         await this.check(trx, current, mainId);
         const retry = await this.inspections.insertRetry(
           {

@@ -3431,7 +3431,7 @@ export interface paths {
                 };
             };
         };
-        /** @description Overwrites the fields given (no field is required, so PUT and PATCH behave alike). A change of `status` to a started, finished or error value e-mails the creator unless `skip_email=true`. `processing_parameters` may change only before processing starts (409 after: allowance rule 5). */
+        /** @description Overwrites the fields given (no field is required, so PUT and PATCH behave alike). A change of `status` to a started, finished or error value e-mails the creator unless `skip_email=true`. `processing_parameters` may change only before processing starts (409 after: allowance rule 5). `status` 24 deletes the inspection's photos, outputs, inputs ZIP and cloud project as retention does (409 while work is under way); after that the status stays 24 (410 `purged`). */
         put: {
             parameters: {
                 query?: {
@@ -3647,6 +3647,20 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3774,7 +3788,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** @description Overwrites the fields given (no field is required, so PUT and PATCH behave alike). A change of `status` to a started, finished or error value e-mails the creator unless `skip_email=true`. `processing_parameters` may change only before processing starts (409 after: allowance rule 5). */
+        /** @description Overwrites the fields given (no field is required, so PUT and PATCH behave alike). A change of `status` to a started, finished or error value e-mails the creator unless `skip_email=true`. `processing_parameters` may change only before processing starts (409 after: allowance rule 5). `status` 24 deletes the inspection's photos, outputs, inputs ZIP and cloud project as retention does (409 while work is under way); after that the status stays 24 (410 `purged`). */
         patch: {
             parameters: {
                 query?: {
@@ -3977,6 +3991,20 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4610,6 +4638,20 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4769,7 +4811,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description 200 `{url}` when the ZIP of the original inputs exists; 202 when it does not (its generation starts; call again in a few minutes; the creator gets an e-mail when it is ready); 404 for an unknown inspection; 409 when no inputs are registered. */
+        /** @description 200 `{url}` when the ZIP of the original inputs exists; 202 when it does not (its generation starts; call again in a few minutes; the creator gets an e-mail when it is ready); 404 for an unknown inspection; 409 when no inputs are registered; 410 `purged` once retention deleted them. */
         get: {
             parameters: {
                 query?: never;
@@ -4878,6 +4920,20 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4908,7 +4964,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Empty until automatic detection exists. */
+        /** @description Items entered by hand (POST …/inventory/); no automatic detection ships. */
         get: {
             parameters: {
                 query?: {
@@ -4938,6 +4994,34 @@ export interface paths {
                     content: {
                         "application/json": {
                             azimuth: number | null;
+                            /** @description How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it). */
+                            computation: {
+                                /** @description north the azimuth is measured from */
+                                azimuth_reference: string;
+                                /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
+                                corners_3d: {
+                                    x: number;
+                                    y: number;
+                                    z: number;
+                                }[];
+                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above */
+                                height_reference: string | null;
+                                height_reference_z: number | null;
+                                /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
+                                method: string;
+                                /** @description unit facing direction (x east, y north, z up) */
+                                normal: number[] | null;
+                                /** @description photos the item is marked on */
+                                photos: number;
+                                /** @description RMS distance of the corners from the front plane, metres */
+                                planarity_m: number | null;
+                                /** @description widest angle between two photos' rays through the face's centre */
+                                ray_angle_deg: number | null;
+                                /** @description RMS distance of the triangulated corners from their photos' rays, metres */
+                                residual_m: number | null;
+                                /** @description mean length of the face's side edges */
+                                vertical_size_m: number | null;
+                            } | null;
                             coords_2d: {
                                 [key: string]: unknown;
                             };
@@ -4982,6 +5066,34 @@ export interface paths {
                             previous: string | null;
                             results: {
                                 azimuth: number | null;
+                                /** @description How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it). */
+                                computation: {
+                                    /** @description north the azimuth is measured from */
+                                    azimuth_reference: string;
+                                    /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
+                                    corners_3d: {
+                                        x: number;
+                                        y: number;
+                                        z: number;
+                                    }[];
+                                    /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above */
+                                    height_reference: string | null;
+                                    height_reference_z: number | null;
+                                    /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
+                                    method: string;
+                                    /** @description unit facing direction (x east, y north, z up) */
+                                    normal: number[] | null;
+                                    /** @description photos the item is marked on */
+                                    photos: number;
+                                    /** @description RMS distance of the corners from the front plane, metres */
+                                    planarity_m: number | null;
+                                    /** @description widest angle between two photos' rays through the face's centre */
+                                    ray_angle_deg: number | null;
+                                    /** @description RMS distance of the triangulated corners from their photos' rays, metres */
+                                    residual_m: number | null;
+                                    /** @description mean length of the face's side edges */
+                                    vertical_size_m: number | null;
+                                } | null;
                                 coords_2d: {
                                     [key: string]: unknown;
                                 };
@@ -5108,7 +5220,708 @@ export interface paths {
             };
         };
         put?: never;
+        /** @description `model_type` required; `number` is generated per inspection; `source` is "manual". With `coords_2d` marking the front face on two or more calibrated photos, the service computes `coords_3d` ([x, y, z] of the face centre, output coordinate system, metres), `azimuth` (degrees clockwise from grid north of the output system, of the facing direction), `downtilt` (degrees of the facing direction below the horizontal), `plumb` (degrees between the vertical axis and the vertical, within the front plane), `width` (metres) and `height` (metres of the centre above `base_plate_location.z` when set, else above `ground_reference_altitude`), and says how in `computation`. Without marks those five may be entered by hand. Any change moves `additional_statuses.inventory` to 4 (review ongoing). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description degrees clockwise from north; only without coords_2d (else computed) */
+                        azimuth?: (number & (number | null)) | null;
+                        /** @description The item's front face marked on photos: keys are photo_ids of the inspection's cameras, values the face's four corners [x, y] in 0..1 of the photo's width and height, in the order top-left, top-right, bottom-right, bottom-left as the photo shows them. Two or more photos: the service computes coords_3d, azimuth, downtilt, plumb, width and height from them (see `computation`); `{}`: no geometry. */
+                        coords_2d?: {
+                            [key: string]: (number)[][];
+                        };
+                        custom_fields?: ({
+                            [key: string]: {
+                                [key: string]: {
+                                    [key: string]: string | number | boolean | (never | null);
+                                } | string | number | boolean | unknown[] | Record<string, never> | (never | null);
+                            } | string | number | boolean | unknown[] | Record<string, never> | (never | null);
+                        } | string | number | boolean | unknown[] | Record<string, never> | (never | null))[];
+                        /** @description metres, entered by hand */
+                        depth?: (number & (number | null)) | null;
+                        device_status?: string;
+                        /** @description degrees below the horizontal; only without coords_2d (else computed) */
+                        downtilt?: (number & (number | null)) | null;
+                        /** @description metres above the asset base; only without coords_2d (else computed) */
+                        height?: (number & (number | null)) | null;
+                        model_name?: string;
+                        /** @description panel_antenna, microwave_antenna, ancillary_box, collinear_antenna, yagi_antenna, mount */
+                        model_type: "panel_antenna" | "microwave_antenna" | "ancillary_box" | "collinear_antenna" | "yagi_antenna" | "mount";
+                        name?: string;
+                        /** @description degrees from the vertical; only without coords_2d (else computed) */
+                        plumb?: (number & (number | null)) | null;
+                        public?: boolean;
+                        template?: (number & (number | null)) | null;
+                        urls?: {
+                            [key: string]: {
+                                [key: string]: {
+                                    [key: string]: {
+                                        [key: string]: string | number | boolean | (never | null);
+                                    } | string | number | boolean | unknown[] | Record<string, never> | (never | null);
+                                } | string | number | boolean | unknown[] | Record<string, never> | (never | null);
+                            } | string | number | boolean | unknown[] | Record<string, never> | (never | null);
+                        };
+                        visible?: boolean;
+                        weight?: string;
+                        /** @description metres; only without coords_2d (else computed) */
+                        width?: (number & (number | null)) | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            azimuth: number | null;
+                            /** @description How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it). */
+                            computation: {
+                                /** @description north the azimuth is measured from */
+                                azimuth_reference: string;
+                                /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
+                                corners_3d: {
+                                    x: number;
+                                    y: number;
+                                    z: number;
+                                }[];
+                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above */
+                                height_reference: string | null;
+                                height_reference_z: number | null;
+                                /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
+                                method: string;
+                                /** @description unit facing direction (x east, y north, z up) */
+                                normal: number[] | null;
+                                /** @description photos the item is marked on */
+                                photos: number;
+                                /** @description RMS distance of the corners from the front plane, metres */
+                                planarity_m: number | null;
+                                /** @description widest angle between two photos' rays through the face's centre */
+                                ray_angle_deg: number | null;
+                                /** @description RMS distance of the triangulated corners from their photos' rays, metres */
+                                residual_m: number | null;
+                                /** @description mean length of the face's side edges */
+                                vertical_size_m: number | null;
+                            } | null;
+                            coords_2d: {
+                                [key: string]: unknown;
+                            };
+                            coords_3d: unknown[];
+                            /** Format: date-time */
+                            created_at: string;
+                            custom_fields: unknown[];
+                            depth: number | null;
+                            device_status: string;
+                            downtilt: number | null;
+                            height: number | null;
+                            id: number;
+                            inspection: number;
+                            model_name: string;
+                            /** @description panel_antenna, microwave_antenna, ancillary_box, collinear_antenna, yagi_antenna or mount */
+                            model_type: string;
+                            name: string;
+                            number: number;
+                            offset_xyz: {
+                                [key: string]: unknown;
+                            };
+                            photo_id: number | null;
+                            photo_projection: {
+                                [key: string]: unknown;
+                            };
+                            plumb: number | null;
+                            point_of_view: unknown[];
+                            public: boolean;
+                            source: string;
+                            template: number | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            urls: {
+                                [key: string]: unknown;
+                            };
+                            visible: boolean;
+                            weight: string;
+                            width: number | null;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inspections/{id}/inventory/{item_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
         post?: never;
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                    item_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No body */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** @description Only the fields given change; new `coords_2d` recomputes the geometry, `{}` clears it. With `coords_2d` marking the front face on two or more calibrated photos, the service computes `coords_3d` ([x, y, z] of the face centre, output coordinate system, metres), `azimuth` (degrees clockwise from grid north of the output system, of the facing direction), `downtilt` (degrees of the facing direction below the horizontal), `plumb` (degrees between the vertical axis and the vertical, within the front plane), `width` (metres) and `height` (metres of the centre above `base_plate_location.z` when set, else above `ground_reference_altitude`), and says how in `computation`. Without marks those five may be entered by hand. Any change moves `additional_statuses.inventory` to 4 (review ongoing). */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                    item_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description degrees clockwise from north; only without coords_2d (else computed) */
+                        azimuth?: (number & (number | null)) | null;
+                        /** @description The item's front face marked on photos: keys are photo_ids of the inspection's cameras, values the face's four corners [x, y] in 0..1 of the photo's width and height, in the order top-left, top-right, bottom-right, bottom-left as the photo shows them. Two or more photos: the service computes coords_3d, azimuth, downtilt, plumb, width and height from them (see `computation`); `{}`: no geometry. */
+                        coords_2d?: {
+                            [key: string]: (number)[][];
+                        };
+                        custom_fields?: ({
+                            [key: string]: {
+                                [key: string]: {
+                                    [key: string]: string | number | boolean | (never | null);
+                                } | string | number | boolean | unknown[] | Record<string, never> | (never | null);
+                            } | string | number | boolean | unknown[] | Record<string, never> | (never | null);
+                        } | string | number | boolean | unknown[] | Record<string, never> | (never | null))[];
+                        /** @description metres, entered by hand */
+                        depth?: (number & (number | null)) | null;
+                        device_status?: string;
+                        /** @description degrees below the horizontal; only without coords_2d (else computed) */
+                        downtilt?: (number & (number | null)) | null;
+                        /** @description metres above the asset base; only without coords_2d (else computed) */
+                        height?: (number & (number | null)) | null;
+                        model_name?: string;
+                        /** @description panel_antenna, microwave_antenna, ancillary_box, collinear_antenna, yagi_antenna, mount */
+                        model_type?: "panel_antenna" | "microwave_antenna" | "ancillary_box" | "collinear_antenna" | "yagi_antenna" | "mount";
+                        name?: string;
+                        /** @description degrees from the vertical; only without coords_2d (else computed) */
+                        plumb?: (number & (number | null)) | null;
+                        public?: boolean;
+                        template?: (number & (number | null)) | null;
+                        urls?: {
+                            [key: string]: {
+                                [key: string]: {
+                                    [key: string]: {
+                                        [key: string]: string | number | boolean | (never | null);
+                                    } | string | number | boolean | unknown[] | Record<string, never> | (never | null);
+                                } | string | number | boolean | unknown[] | Record<string, never> | (never | null);
+                            } | string | number | boolean | unknown[] | Record<string, never> | (never | null);
+                        };
+                        visible?: boolean;
+                        weight?: string;
+                        /** @description metres; only without coords_2d (else computed) */
+                        width?: (number & (number | null)) | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            azimuth: number | null;
+                            /** @description How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it). */
+                            computation: {
+                                /** @description north the azimuth is measured from */
+                                azimuth_reference: string;
+                                /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
+                                corners_3d: {
+                                    x: number;
+                                    y: number;
+                                    z: number;
+                                }[];
+                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above */
+                                height_reference: string | null;
+                                height_reference_z: number | null;
+                                /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
+                                method: string;
+                                /** @description unit facing direction (x east, y north, z up) */
+                                normal: number[] | null;
+                                /** @description photos the item is marked on */
+                                photos: number;
+                                /** @description RMS distance of the corners from the front plane, metres */
+                                planarity_m: number | null;
+                                /** @description widest angle between two photos' rays through the face's centre */
+                                ray_angle_deg: number | null;
+                                /** @description RMS distance of the triangulated corners from their photos' rays, metres */
+                                residual_m: number | null;
+                                /** @description mean length of the face's side edges */
+                                vertical_size_m: number | null;
+                            } | null;
+                            coords_2d: {
+                                [key: string]: unknown;
+                            };
+                            coords_3d: unknown[];
+                            /** Format: date-time */
+                            created_at: string;
+                            custom_fields: unknown[];
+                            depth: number | null;
+                            device_status: string;
+                            downtilt: number | null;
+                            height: number | null;
+                            id: number;
+                            inspection: number;
+                            model_name: string;
+                            /** @description panel_antenna, microwave_antenna, ancillary_box, collinear_antenna, yagi_antenna or mount */
+                            model_type: string;
+                            name: string;
+                            number: number;
+                            offset_xyz: {
+                                [key: string]: unknown;
+                            };
+                            photo_id: number | null;
+                            photo_projection: {
+                                [key: string]: unknown;
+                            };
+                            plumb: number | null;
+                            point_of_view: unknown[];
+                            public: boolean;
+                            source: string;
+                            template: number | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            urls: {
+                                [key: string]: unknown;
+                            };
+                            visible: boolean;
+                            weight: string;
+                            width: number | null;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/inspections/{id}/inventory/review_done/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The inventory review is complete: `additional_statuses.inventory` becomes 5 (completed) with at least one item, 6 (completed without compatible inventory) with none. 409 unless it is unset, 3 or 4 (a completed review is reopened by changing an item). */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            inventory: number;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -6039,7 +6852,7 @@ export interface paths {
         };
         /**
          * The orthomosaic on a web map: extent, zooms and tile URL (web console; not in the spec)
-         * @description Once processing is done, the orthomosaic the cloud made (result_type `ortho`): `available: true` with its extent, zooms and tile URL. When the inspection has none (not processed yet, not requested: `processing_parameters.generate_ortho`, or an engine or photos that make none), still 200: `available: false` with the cloud's reason in `reason` when it gave one and a sentence in `detail`. 404 only for an inspection that is not found.
+         * @description Once processing is done, the orthomosaic the cloud made (result_type `ortho`): `available: true` with its extent, zooms and tile URL. When the inspection has none (not processed yet, not requested: `processing_parameters.generate_ortho`, or an engine or photos that make none), still 200: `available: false` with the cloud's reason in `reason` when it gave one and a sentence in `detail`. 404 only for an inspection that is not found; 410 `purged` once retention deleted its data.
          */
         get: {
             parameters: {
@@ -6160,6 +6973,20 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6315,6 +7142,20 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6359,7 +7200,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Presigned GET URLs (valid 6 hours) of the files that exist: the cloud project's outputs that are done (cloud names, e.g. calibrated_camera_parameters_json), input_zip, report_pdf and report_json. */
+        /** @description Presigned GET URLs (valid 6 hours) of the files that exist: the cloud project's outputs that are done (cloud names, e.g. calibrated_camera_parameters_json), input_zip, report_pdf and report_json. Once retention deleted the inspection's data (status 24), report_pdf and report_json only. */
         get: {
             parameters: {
                 query?: {
@@ -6611,6 +7452,20 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6810,6 +7665,20 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7130,6 +7999,20 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7160,7 +8043,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Builds a PDF and a JSON report in the background; report_status goes processing -> available (or error); the files appear in outputs as report_pdf and report_json. 409 while a report is being built. */
+        /** @description Builds a PDF and a JSON report in the background; report_status goes processing -> available (or error); the files appear in outputs as report_pdf and report_json. 409 while a report is being built; 410 `purged` once retention deleted the photos (the report made before stays in outputs). */
         post: {
             parameters: {
                 query?: never;
@@ -7277,6 +8160,20 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7415,6 +8312,20 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8205,6 +9116,20 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                410: {
                     headers: {
                         [name: string]: unknown;
                     };
