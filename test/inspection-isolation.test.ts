@@ -260,6 +260,38 @@ describe('cloud service: the organization\'s own cloud client sees its inspectio
     assert.equal(((await response.json()) as { error: string }).error, 'unauthorized_client');
   });
 
+  it('a service client acting for one organization sees nothing of another and cannot move another\'s project or group to it', async () => {
+    const service = await sql<{ id: number }>`select id from cloud.organizations where uuid = ${SERVICE_CLOUD_ORG}`.execute(db());
+    const credentials = await system.cloud.oauth.createClient(service.rows[0].id, 'another service', { actsForOrganizations: true });
+    const token = async (organization: string) => {
+      const response = await fetch(`${system.urls.cloud}/oauth2/token/`, {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: credentials.clientId, client_secret: credentials.clientSecret, organization_uuid: organization }),
+      });
+      return { status: response.status, body: (await response.json()) as { access_token: string; error?: string } };
+    };
+    const invalid = await token('not-a-uuid');
+    assert.deepEqual([invalid.status, invalid.body.error], [400, 'invalid_request']);
+    const acting = await token(foreignCloud.orgUuid);
+    assert.equal(acting.status, 200);
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(`${system.urls.cloud}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${acting.body.access_token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    const { inspection, asset } = processed;
+    assert.equal((await call('GET', `${P}/${inspection.project_id}/`)).status, 404);
+    assert.equal((await call('GET', `${G}/${asset.project_group_id}/`)).status, 404);
+    const nodes = [{ type: 'project_group', uuid: asset.project_group_uuid }, { type: 'project', uuid: inspection.project_uuid }];
+    for (const node of nodes) {
+      const move = { owner_uuid: foreignCloud.orgUuid, source_nodes: [node], target_type: 'organization', target_uuid: foreignCloud.orgUuid };
+      assert.equal((await call('PUT', '/common/api/v4/drive/move_batch/', move)).status, 404, node.type);
+    }
+    const project = await ownerCloud.call('GET', `${P}/${inspection.project_id}/`, undefined, { expect: 200 });
+    assert.equal(project.project_group_id, asset.project_group_id);
+  });
+
   it('projects and project groups made before, in the service\'s own cloud organization, are handed over to their organization; a user\'s own stay', async () => {
     const legacy = await uploadedInspection(owner, {}, { name: 'Older tower' });
     const personal = await system.newAccount({ organization: false });
