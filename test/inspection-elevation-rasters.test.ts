@@ -119,6 +119,9 @@ describe('inspection: ground altitude from the DTM, volumes over the DSM', { ski
     const inspection = await client.createInspection({ asset: asset.id });
     const stubCloud = (dtmKey: string) =>
       ({
+        as() {
+          return this; // the importer acts for the inspection's organization (CloudClient.as)
+        },
         outputs: async () => [
           { output_type: 'calibrated_camera_parameters_json', availability: 'done', s3_key: keys.calibrated, s3_bucket: bucket },
           { output_type: 'point_cloud', availability: 'done', s3_key: keys.cloud, s3_bucket: bucket },

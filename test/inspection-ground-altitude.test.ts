@@ -79,6 +79,9 @@ describe('ground reference altitude through the reconstruction import', () => {
     await system.store.putObject(bucket, 'ground-test/not-reconstructed.json', calibrated(false));
     const stubCloud = (calibratedKey: string, withCloud: boolean) =>
       ({
+        as() {
+          return this; // the importer acts for the inspection's organization (CloudClient.as)
+        },
         outputs: async () => [
           { output_type: 'calibrated_camera_parameters_json', availability: 'done', s3_key: calibratedKey, s3_bucket: bucket },
           ...(withCloud ? [{ output_type: 'point_cloud', availability: 'done', s3_key: 'ground-test/cloud.las', s3_bucket: bucket }] : []),
