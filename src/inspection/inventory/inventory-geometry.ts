@@ -21,7 +21,8 @@
 // - width: the mean length of the top and bottom edges; the mean of the side edges is given as
 //   `vertical_size_m` in the computation (the spec's `height` is the elevation below);
 // - height: the centre's z above the asset's base (`base_plate_location.z`) when the inspection has
-//   one, else above `ground_reference_altitude` (the ground at the asset from the reconstruction);
+//   one, else above `ground_reference_altitude` (the ground at the asset) when the reconstruction
+//   found it, else none (inventory.service.ts);
 // - residual_m: the root mean square distance of the corners from their rays; planarity_m the
 //   RMS distance of the corners from the face's plane through their centroid.
 import { pixelRay, type PhotoCamera, type Ray } from '../../shared/pointcloud/index.ts';

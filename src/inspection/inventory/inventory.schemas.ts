@@ -86,7 +86,7 @@ export const Computation = Nullable(
       corners_3d: Type.Array(Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), { description: 'top-left, top-right, bottom-right, bottom-left, output coordinate system' }),
       normal: Nullable(Type.Array(Type.Number(), { description: "unit facing direction (x east, y north, z up)" })),
       vertical_size_m: Nullable(Type.Number({ description: "mean length of the face's side edges" })),
-      height_reference: Nullable(Type.String({ description: "'base_plate_location' or 'ground_reference_altitude': what `height` is measured above" })),
+      height_reference: Nullable(Type.String({ description: "'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height" })),
       height_reference_z: Nullable(Type.Number()),
       azimuth_reference: Type.String({ description: 'north the azimuth is measured from' }),
     },

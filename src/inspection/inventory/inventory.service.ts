@@ -10,7 +10,7 @@ import { CAMERA_COLUMNS } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
 import type { InspectionRepository } from '../inspections/inspection.repository.ts';
-import type { CameraCalibration } from '../pipeline/reconstruction.ts';
+import type { CameraCalibration, Reconstruction } from '../pipeline/reconstruction.ts';
 import { cameraFromCalibrated } from '../../shared/pointcloud/index.ts';
 import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
 import { GeometryError, itemGeometry, type FaceCorners, type MarkedPhoto } from './inventory-geometry.ts';
@@ -269,8 +269,17 @@ export class InventoryService {
       if (err instanceof GeometryError) throw ValidationError.field('coords_2d', `${err.message[0].toUpperCase()}${err.message.slice(1)}.`);
       throw err;
     }
+    // The asset's base when the inspection has one; else the ground at the asset when the
+    // reconstruction found it (ground_reference_altitude is "0.000", not a height, before that):
+    // else no height rather than one above an unknown zero.
     const base = inspection.base_plate_location as { z: number } | null;
-    const reference = base && Number.isFinite(base.z) ? { name: 'base_plate_location' as const, z: base.z } : { name: 'ground_reference_altitude' as const, z: Number(inspection.ground_reference_altitude) };
+    const groundFound = Boolean((inspection.reconstruction as Reconstruction | null)?.ground_reference);
+    const reference =
+      base && Number.isFinite(base.z)
+        ? { name: 'base_plate_location' as const, z: base.z }
+        : groundFound
+          ? { name: 'ground_reference_altitude' as const, z: Number(inspection.ground_reference_altitude) }
+          : null;
     const xyz = (p: readonly number[]) => ({ x: round(p[0], 3), y: round(p[1], 3), z: round(p[2], 3) });
     const computation: InventoryComputation = {
       method: 'triangulation',
@@ -281,8 +290,8 @@ export class InventoryService {
       corners_3d: g.corners.map(xyz),
       normal: g.normal.map((v) => round(v, 4)),
       vertical_size_m: round(g.verticalSize, 3),
-      height_reference: reference.name,
-      height_reference_z: reference.z,
+      height_reference: reference?.name ?? null,
+      height_reference_z: reference?.z ?? null,
       azimuth_reference: AZIMUTH_REFERENCE,
     };
     return {
@@ -292,7 +301,7 @@ export class InventoryService {
       azimuth: round(g.azimuth, 2),
       downtilt: round(g.downtilt, 2),
       plumb: round(g.plumb, 2),
-      height: round(g.centre[2] - reference.z, 3),
+      height: reference ? round(g.centre[2] - reference.z, 3) : null,
       width: round(g.width, 3),
       computation: JSON.stringify(computation),
     };

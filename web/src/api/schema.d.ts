@@ -5004,7 +5004,7 @@ export interface paths {
                                     y: number;
                                     z: number;
                                 }[];
-                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above */
+                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height */
                                 height_reference: string | null;
                                 height_reference_z: number | null;
                                 /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
@@ -5076,7 +5076,7 @@ export interface paths {
                                         y: number;
                                         z: number;
                                     }[];
-                                    /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above */
+                                    /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height */
                                     height_reference: string | null;
                                     height_reference_z: number | null;
                                     /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
@@ -5303,7 +5303,7 @@ export interface paths {
                                     y: number;
                                     z: number;
                                 }[];
-                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above */
+                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height */
                                 height_reference: string | null;
                                 height_reference_z: number | null;
                                 /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
@@ -5656,7 +5656,7 @@ export interface paths {
                                     y: number;
                                     z: number;
                                 }[];
-                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above */
+                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height */
                                 height_reference: string | null;
                                 height_reference_z: number | null;
                                 /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */

@@ -1,7 +1,8 @@
-// The inspection's inventory items (GET /v1/inspections/{id}/inventory/: what automatic detection
-// found on the tower — antennas, mounts, boxes) under the annotation list, by kind with a count
-// each, a filter by kind, each item opening its photo. Shown only when there are items: most
-// inspections have none (detection is an option), and an empty section would only be noise.
+// The inspection's inventory items (GET /v1/inspections/{id}/inventory/: the antennas, mounts and
+// boxes on the tower, entered by hand in the Photos tab, "Add inventory item") under the
+// annotation list, by kind with a count each, a filter by kind, each item opening its photo, with
+// its computed geometry and how it was computed. Shown only when there are items: most
+// inspections have none, and an empty section would only be noise.
 import { useMemo, useState } from 'react';
 import { api, unwrap, type Item } from '../api/client';
 import { routeHref } from '../app/routes';
@@ -9,10 +10,10 @@ import { useLoad } from '../app/use-load';
 import { ErrorState } from '../components/states';
 import { allPages } from './photos/all-pages';
 
-type InventoryItem = Item<'/v1/inspections/{id}/inventory/'>;
+export type InventoryItem = Item<'/v1/inspections/{id}/inventory/'>;
 
 /** The spec's model_type values in words. */
-const KIND_NAMES: Record<string, string> = {
+export const KIND_NAMES: Record<string, string> = {
   panel_antenna: 'Panel antenna',
   microwave_antenna: 'Microwave dish',
   ancillary_box: 'Equipment box',
@@ -22,6 +23,35 @@ const KIND_NAMES: Record<string, string> = {
 };
 
 export const kindName = (modelType: string) => KIND_NAMES[modelType] ?? (modelType ? modelType.replace(/_/g, ' ') : 'Other');
+
+const deg = (v: number | null) => (v === null ? null : `${v.toFixed(1)}°`);
+
+/** "Azimuth 120.0° · downtilt 6.0° · plumb 2.0° · height 31.50 m · width 0.30 m", or that there is none. */
+export function geometryText(item: InventoryItem): string {
+  const parts = [
+    deg(item.azimuth) && `Azimuth ${deg(item.azimuth)}`,
+    deg(item.downtilt) && `downtilt ${deg(item.downtilt)}`,
+    deg(item.plumb) && `plumb ${deg(item.plumb)}`,
+    item.height !== null && `height ${item.height.toFixed(2)} m`,
+    item.width !== null && `width ${item.width.toFixed(2)} m`,
+  ].filter(Boolean);
+  return parts.length ? parts.join(' · ') : 'No position or orientation';
+}
+
+/** How the geometry was found, in words (the item's `computation`). */
+export function howComputed(item: InventoryItem): string {
+  const c = item.computation;
+  if (!c) return item.source === 'manual' ? 'Entered by hand' : '';
+  if (c.method !== 'triangulation') return item.azimuth !== null || item.height !== null ? 'Entered by hand' : 'Not marked on photos';
+  const residual = c.residual_m === null ? '' : c.residual_m < 0.001 ? ', the photos agree within 1 mm' : `, the photos agree within ${Math.round(c.residual_m * 1000)} mm`;
+  const reference =
+    c.height_reference === 'base_plate_location'
+      ? "height above the asset's base plate"
+      : c.height_reference === 'ground_reference_altitude'
+        ? 'height above the ground at the asset'
+        : 'no height: set the base plate location or let processing find the ground';
+  return `Computed from ${c.photos} photos${residual}; ${reference}; azimuth from grid north.`;
+}
 
 export function InventoryList({ inspectionId }: { inspectionId: number }) {
   const load = useLoad(() => allPages((page, page_size) => unwrap(api.GET('/v1/inspections/{id}/inventory/', { params: { path: { id: inspectionId }, query: { page, page_size } } })) as Promise<InventoryItem[]>), [inspectionId]);
@@ -38,7 +68,7 @@ export function InventoryList({ inspectionId }: { inspectionId: number }) {
   return (
     <section className="inventory-list" aria-labelledby="inventory-heading">
       <h2 id="inventory-heading">Equipment found on the asset ({items.length})</h2>
-      <p className="hint">What automatic detection recognised in the photos (the inventory): each item opens the photo it was seen in.</p>
+      <p className="hint">The equipment marked in the photos (the inventory): each item opens the first photo it was marked on.</p>
       <label>
         Kind{' '}
         <select value={kind} onChange={(e) => setKind(e.target.value)}>
@@ -66,6 +96,8 @@ export function InventoryList({ inspectionId }: { inspectionId: number }) {
               {kindName(item.model_type)}
               {item.model_name ? ` · ${item.model_name}` : ''}
             </span>
+            <div className="inventory-geometry">{geometryText(item)}</div>
+            {howComputed(item) && <div className="hint">How computed: {howComputed(item)}</div>}
           </li>
         ))}
       </ul>

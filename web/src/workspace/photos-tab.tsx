@@ -11,10 +11,11 @@ import { useLoad } from '../app/use-load';
 import { Empty, ErrorState, Loading } from '../components/states';
 import type { ApiProblem } from '../lib/api-problem';
 import { severityName } from '../lib/severity';
-import { coords2dToRect, rectToCoords2d, type Rect } from '../lib/rect-coords';
+import { coords2dToRect, rectToCoords2d, type Point, type Rect } from '../lib/rect-coords';
 import type { TabProps } from '../pages/workspace';
 import { useReadOnly } from '../share/read-only';
 import { AnnotationForm } from './photos/annotation-form';
+import { InventoryItemForm } from './photos/inventory-item-form';
 import { PhotoViewer } from './photos/photo-viewer';
 import { allPages } from './photos/all-pages';
 import { preview, previewUrl, type Preview } from './photos/previews';
@@ -52,6 +53,10 @@ export function PhotosTab({ inspection, route }: TabProps) {
   const [large, setLarge] = useState<Preview>();
   const [largeFailed, setLargeFailed] = useState(false);
   const [originalHref, setOriginalHref] = useState<string>();
+  // "Add inventory item": the corners of the item's front face clicked on each photo (photo_id ->
+  // up to four points) while the inventory form is open; undefined when it is closed.
+  const [inventoryMarks, setInventoryMarks] = useState<Map<number, Point[]>>();
+  const [inventorySaved, setInventorySaved] = useState<string>();
 
   const show = useCallback(
     (photo: number | undefined, annotation?: number) => navigate({ name: 'workspace', id: inspection.id, tab: 'photos', photo, annotation }, { replace: true }),
@@ -169,9 +174,14 @@ export function PhotosTab({ inspection, route }: TabProps) {
             alt={current.filename}
             annotations={onPhoto.map((a) => ({ id: a.id, number: a.number, type: a.type, severity: a.severity_level, coords: (a.data as { coords_2d?: unknown }).coords_2d }))}
             selectedId={selected?.id}
-            draft={draft}
-            drawing={drawing}
+            draft={inventoryMarks ? undefined : draft}
+            drawing={drawing && !inventoryMarks}
             onDrawingChange={setDrawing}
+            corners={
+              inventoryMarks
+                ? { points: inventoryMarks.get(current.photo_id) ?? [], onPoint: (p) => setInventoryMarks(new Map(inventoryMarks).set(current.photo_id, [...(inventoryMarks.get(current.photo_id) ?? []), p])) }
+                : undefined
+            }
             onDrawn={(rect) => {
               setDraft(rect);
               show(current.photo_id);
@@ -190,7 +200,27 @@ export function PhotosTab({ inspection, route }: TabProps) {
         )}
       </div>
       <aside className="annotation-panel" aria-label="Annotations of this photo">
-        {current && draft ? (
+        {current && inventoryMarks ? (
+          <InventoryItemForm
+            inspectionId={inspection.id}
+            marks={inventoryMarks}
+            photoName={(photoId) => list.find((c) => c.photo_id === photoId)?.filename ?? `photo ${photoId}`}
+            onRemoveMark={(photoId) => {
+              const next = new Map(inventoryMarks);
+              next.delete(photoId);
+              setInventoryMarks(next);
+            }}
+            onSaved={(item) => {
+              setInventoryMarks(undefined);
+              setDrawing(false);
+              setInventorySaved(`Inventory item #${item.number} saved: the Annotations tab lists it with its geometry.`);
+            }}
+            onCancel={() => {
+              setInventoryMarks(undefined);
+              setDrawing(false);
+            }}
+          />
+        ) : current && draft ? (
           <AnnotationForm
             key={`new-${current.photo_id}`}
             inspectionId={inspection.id}
@@ -219,6 +249,26 @@ export function PhotosTab({ inspection, route }: TabProps) {
         ) : (
           <>
             <h2 className="panel-title">Annotations ({onPhoto.length})</h2>
+            {!readOnly && (
+              <p>
+                <button
+                  type="button"
+                  onClick={() => {
+                    setDraft(undefined);
+                    setDrawing(false);
+                    setInventorySaved(undefined);
+                    setInventoryMarks(new Map());
+                  }}
+                >
+                  Add inventory item
+                </button>
+              </p>
+            )}
+            {inventorySaved && (
+              <p className="hint" role="status">
+                {inventorySaved}
+              </p>
+            )}
             {annotations.error && <ErrorState error={annotations.error} onRetry={annotations.reload} />}
             {onPhoto.length === 0 && <p className="hint">None on this photo.{readOnly ? '' : ' Press “Draw annotation” (or D) and drag a rectangle on the photo.'}</p>}
             <ul className="annotation-list">

@@ -6,11 +6,22 @@
 // The stage has the large preview's size (from the API); rectangles live in photo fractions
 // (lib/rect-coords.ts) in an SVG over the image, so they follow zoom and pan without maths here.
 // Zoomed in past the large preview's pixels, the original is loaded in its place.
+// A corner mode (`corners`, the inventory's "Add inventory item"): each click places the next of
+// a face's four corners (top-left, top-right, bottom-right, bottom-left), drawn as a polygon;
+// Shift+drag still pans.
 import { severityName } from '../../lib/severity';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type PointerEvent as ReactPointerEvent } from 'react';
 import { clientToPhoto, coords2dToRect, isUsableRect, rectFromCorners, zoomAbout, type Point, type Rect } from '../../lib/rect-coords';
 import type { Preview } from './previews';
 import { useReadOnly } from '../../share/read-only';
+
+/** Corners placed on this photo (0 to 4, in photo fractions) and where the next click goes. */
+export interface CornerMarking {
+  points: Point[];
+  onPoint: (point: Point) => void;
+}
+
+export const CORNER_NAMES = ['top-left', 'top-right', 'bottom-right', 'bottom-left'] as const;
 
 export interface DrawnAnnotation {
   id: number;
@@ -43,6 +54,7 @@ export function PhotoViewer({
   onDrawingChange,
   onDrawn,
   onSelect,
+  corners,
 }: {
   /** The large preview: its URL and size in pixels. */
   photo: Preview | undefined;
@@ -57,6 +69,7 @@ export function PhotoViewer({
   onDrawingChange: (drawing: boolean) => void;
   onDrawn: (rect: Rect) => void;
   onSelect: (id: number) => void;
+  corners?: CornerMarking;
 }) {
   const frame = useRef<HTMLDivElement>(null);
   const image = useRef<HTMLImageElement>(null);
@@ -181,7 +194,9 @@ export function PhotoViewer({
     if (!photo || (event.button !== 0 && event.button !== 1)) return;
     frame.current?.setPointerCapture(event.pointerId);
     frame.current?.focus({ preventScroll: true });
-    if (drawing && event.button === 0 && !event.shiftKey) {
+    if (corners && event.button === 0 && !event.shiftKey) {
+      if (corners.points.length < 4) corners.onPoint(photoPoint(event));
+    } else if (drawing && event.button === 0 && !event.shiftKey) {
       const point = photoPoint(event);
       setSketch({ start: point, end: point });
     } else {
@@ -264,6 +279,11 @@ export function PhotoViewer({
         <span className="zoom-level" aria-label="Zoom level">
           {percent} %
         </span>
+        {corners ? (
+          <span className="hint" aria-live="polite">
+            {corners.points.length < 4 ? `Click the item's ${CORNER_NAMES[corners.points.length]} corner (Shift+drag pans)` : 'Item marked on this photo: open another photo that shows it'}
+          </span>
+        ) : (
         <span className="hint" aria-live="polite" title="Wheel or +/− zoom · drag to pan (Shift+drag in draw mode; arrows when zoomed) · ←/→, j/k, PageUp/PageDown other photos · D draw · 0 fit">
           {TOUCH
             ? drawing
@@ -275,13 +295,14 @@ export function PhotoViewer({
               ? 'Drag on the photo to draw a rectangle (Esc to stop)'
               : 'Wheel or +/− zoom · drag to pan (arrows when zoomed) · ←/→ or j/k other photos'}
         </span>
+        )}
       </div>
       <div
         ref={frame}
-        className={drawing ? 'viewer-frame drawing' : 'viewer-frame'}
+        className={drawing || corners ? 'viewer-frame drawing' : 'viewer-frame'}
         tabIndex={0}
         role="application"
-        aria-label={`Photo ${alt}${drawing ? ', draw mode: drag to draw a rectangle' : ''}`}
+        aria-label={`Photo ${alt}${corners ? ", corner mode: click the item's corners" : drawing ? ', draw mode: drag to draw a rectangle' : ''}`}
         aria-roledescription="photo viewer"
         data-testid="photo-frame"
         onPointerDownCapture={onPointerDownCapture}
@@ -322,6 +343,14 @@ export function PhotoViewer({
                   </rect>
                 );
               })}
+              {corners && corners.points.length > 0 && (
+                <g className="inventory-corners" data-testid="inventory-corners">
+                  <polygon points={corners.points.map((p) => `${p.x},${p.y}`).join(' ')} className="annotation-rect draft" />
+                  {corners.points.map((p, i) => (
+                    <circle key={i} cx={p.x} cy={p.y} r={0.006} className="inventory-corner" />
+                  ))}
+                </g>
+              )}
               {shown && <rect x={shown.x0} y={shown.y0} width={shown.x1 - shown.x0} height={shown.y1 - shown.y0} className="annotation-rect draft" />}
             </svg>
             {annotations.map((a) => {
