@@ -203,6 +203,9 @@ describe('cloud service: the organization\'s own cloud client sees its inspectio
     assert.equal(project.project_group_id, asset.project_group_id);
     const group = await ownerCloud.call('GET', `${G}/${asset.project_group_id}/`, undefined, { expect: 200 });
     assert.equal(group.organization_uuid, owner.organizationUuid);
+    // The cloud organization, made when the inspection service first acted for it, got its name from the admin command.
+    const named = await sql<{ name: string }>`select name from cloud.organizations where uuid = ${owner.organizationUuid}`.execute(db());
+    assert.deepEqual(named.rows, [{ name: 'Owner org' }]);
     assert.deepEqual(group.project_ids, [inspection.project_id]);
     const projects = await ownerCloud.call('GET', `${P}/`, undefined, { expect: 200 });
     assert.deepEqual(projects.map((p: { id: number }) => p.id), [inspection.project_id]);
