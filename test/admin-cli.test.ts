@@ -94,4 +94,22 @@ describe('admin CLI', () => {
     server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', BOOTSTRAP_DEMO: 'false' });
     await new InspectionClient({ baseUrl: server.urls.inspection, apiKey: api_key }).login('bob', 'second password');
   });
+
+  it('set-retention: an organization\'s own retention period, back to RETENTION_DAYS with default; bad values refused (issue 30 §3)', async () => {
+    server?.child.kill('SIGTERM'); // the embedded database is locked by a running server
+    await server?.exited;
+    server = undefined;
+    const { organization_uuid } = await admin('create-org', '--name', 'Archive Co');
+    assert.deepEqual(await admin('set-retention', '--org', organization_uuid, '--days', '90'), { organization_uuid, retention_days: 90 });
+    assert.deepEqual(await admin('set-retention', '--org', organization_uuid, '--days', '0'), { organization_uuid, retention_days: 0 });
+    assert.deepEqual(await admin('set-retention', '--org', organization_uuid, '--days', 'default'), { organization_uuid, retention_days: null });
+    for (const days of ['-1', '1.5', 'ever', '36501']) {
+      const failed = await admin('set-retention', '--org', organization_uuid, `--days=${days}`).then(
+        () => assert.fail(`set-retention accepted --days ${days}`),
+        (err: Error & { code?: number; stderr?: string }) => err,
+      );
+      assert.equal(failed.code, 1);
+      assert.match(failed.stderr ?? '', /--days must be an integer from 0 to 36500, or default/);
+    }
+  });
 });

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { assertNoServerErrors, processedInspection, setCreatedAt, waitFor } from './helpers/inspection-fixtures.ts';
 import { StorageQuota } from '../src/inspection/limits/storage-quota.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 const RECT = [[0.1, 0.1], [0.2, 0.1], [0.2, 0.2], [0.1, 0.2]];
@@ -202,9 +203,30 @@ describe('inspection service: retention that deletes', () => {
     assert.equal(await system.inspection.retention.sweep(far), 1, 'back on RETENTION_DAYS');
   });
 
-  it('the sweep is a daily pg-boss schedule', async () => {
+  it('a retry of a retry whose main inspection was purged is refused with 410: its inputs are copied from the main one', async () => {
+    const main = await processedInspection(owner, { name: 'Main' });
+    const retry = await owner.client.expect(201, 'POST', '/v1/inspections/retry/', { inspection: main.inspection.id });
+    await owner.client.expect(200, 'PATCH', `/v1/inspections/${main.inspection.id}/`, { status: 24 });
+    const refused = await owner.client.request('POST', '/v1/inspections/retry/', { inspection: retry.id });
+    assert.equal(refused.status, 410, JSON.stringify(refused.body));
+    assert.equal(refused.body.code, 'purged');
+    assert.match(refused.body.detail, new RegExp(`^The data of inspection ${main.inspection.id} was deleted`));
+  });
+
+  it('the sweep is a daily pg-boss schedule; its job judges by the time it is given', async () => {
     const rows = await sql<{ name: string; cron: string }>`select name, cron from pgboss.schedule where name = 'inspection.retention-sweep'`.execute(system.inspection.db);
     assert.deepEqual(rows.rows, [{ name: 'inspection.retention-sweep', cron: '0 3 * * *' }]);
+    const later = await owner.client.createInspection({ asset: purged.asset.id });
+    await system.jobs.send('inspection.retention-sweep', { now: new Date(Date.now() + 31 * DAY_MS).toISOString() });
+    await waitFor('the job gives it up', async () => (await owner.client.getInspection(later.id)).status === 24);
+    assert.equal((await owner.client.request('GET', `/v1/inspections/${later.id}/s3_credentials/`)).status, 410);
     assertNoServerErrors(system);
+  });
+
+  it('RETENTION_DAYS and RETENTION_SCHEDULE are checked at start', () => {
+    assert.deepEqual([loadConfig({}).retentionDays, loadConfig({}).retentionSchedule], [365, '0 3 * * *']);
+    assert.deepEqual([loadConfig({ RETENTION_DAYS: '0' }).retentionDays, loadConfig({ RETENTION_SCHEDULE: '30 1 * * 0' }).retentionSchedule], [0, '30 1 * * 0']);
+    assert.throws(() => loadConfig({ RETENTION_DAYS: 'a year' }), (err: Error) => err instanceof ConfigError && /RETENTION_DAYS must be an integer from 0 to 36500, got "a year"/.test(err.message));
+    assert.throws(() => loadConfig({ RETENTION_SCHEDULE: 'daily' }), (err: Error) => err instanceof ConfigError && /RETENTION_SCHEDULE must be a cron expression of five fields/.test(err.message));
   });
 });

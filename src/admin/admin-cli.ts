@@ -16,7 +16,7 @@ const HELP = `admin commands:
   create-cloud-client --org ORG_UUID [--name NAME]         -> client_id and client_secret (shown once)
   delete-cloud-client --client-id ID                       (disables the credentials)
   grant --type projects|tower_inventory --amount N (--org ORG_UUID | --username U)
-  set-retention --org ORG_UUID --days N|default             days the organization's inspections keep their photos,
+  set-retention --org ORG_UUID --days N|default            days the organization's inspections keep their photos,
                                                               outputs and inputs (0: for ever; default: RETENTION_DAYS)`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -56,8 +56,10 @@ export class RetryService {
 
   async retry(auth: AuthContext, input: RetryInput): Promise<InspectionRecord> {
     const original = await this.access.requireInspection(auth, input.inspection); // condition 1: 404 otherwise
-    refusePurged(original); // its inputs are gone (retention): 410
     const mainId = original.retry_of ?? original.id;
+    // A retry copies the main inspection's inputs: 410 when retention deleted them (or the retried one's).
+    refusePurged(original);
+    if (mainId !== original.id) refusePurged(await this.inspections.findAny(mainId));
     // A retry may not ask for antenna detection (none here: antenna-detection.ts); one inheriting it
     // from an older original processes without it, as that original did.
     refuseAntennaDetection(input.processing_parameters);
@@ -69,7 +71,7 @@ export class RetryService {
     try {
       const row = await this.db.transaction().execute(async (trx) => {
         // The main inspection's row lock serialises retries of one bundle (conditions 4 and 5).
-        await this.inspections.lock(trx, mainId);
+        refusePurged(await this.inspections.lock(trx, mainId));
         const current = await this.inspections.lock(trx, original.id);
         if (current.deleted_at) throw conflict('The inspection has been deleted.');
         refusePurged(current);
