@@ -136,9 +136,10 @@ export class CloudModule {
 
   /** Admin: an organization (idempotent on uuid). */
   async ensureOrganization(name: string, uuid: string = crypto.randomUUID()): Promise<{ id: number; uuid: string }> {
-    const existing = await this.db.selectFrom('cloud.organizations').select(['id', 'uuid']).where('uuid', '=', uuid).executeTakeFirst();
-    if (existing) return existing;
-    return this.db.insertInto('cloud.organizations').values({ uuid, name }).returning(['id', 'uuid']).executeTakeFirstOrThrow();
+    const organization = await this.oauth.ensureOrganization(uuid, name);
+    // Made earlier by the inspection service acting for it (issue 30) under a placeholder name: named now.
+    await this.db.updateTable('cloud.organizations').set({ name }).where('id', '=', organization.id).where('name', '=', `Organization ${uuid}`).execute();
+    return organization;
   }
 }
 
