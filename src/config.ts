@@ -133,6 +133,12 @@ export interface Config {
   /** Days an inspection's data is kept when its organization sets none (inspection/retention); 0: for ever. */
   retentionDays: number;
   /** Cron expression (UTC) of the daily retention sweep. */
+  /** WEBHOOK_ALLOW_PRIVATE_ADDRESSES: webhooks may go to private, loopback, link-local addresses (tests; closed networks). */
+  webhookAllowPrivateAddresses: boolean;
+  /** WEBHOOK_RETRY_BASE_SECONDS: first retry delay of a failed webhook delivery, doubling (0: retry at once; tests). */
+  webhookRetryBaseSeconds: number;
+  /** WEBHOOK_MAX_ATTEMPTS: attempts per webhook event at most (within 24 h). */
+  webhookMaxAttempts: number;
   retentionSchedule: string;
 }
 
@@ -388,6 +394,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     shareTokenUrlTtlSeconds: v.int('SHARE_TOKEN_URL_TTL_SECONDS', 600, { min: 1, max: 3600 }),
     retentionDays: v.int('RETENTION_DAYS', 365, { max: 100 * 365 }),
     retentionSchedule: v.string('RETENTION_SCHEDULE')?.trim() || '0 3 * * *',
+    webhookAllowPrivateAddresses: v.bool('WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
+    webhookRetryBaseSeconds: v.int('WEBHOOK_RETRY_BASE_SECONDS', 30, { max: 6 * 3600 }),
+    webhookMaxAttempts: v.int('WEBHOOK_MAX_ATTEMPTS', 20, { min: 1, max: 100 }),
   };
   config.s3 = s3Config(v);
   const rootKey = v.string('STORAGE_ROOT_ACCESS_KEY');

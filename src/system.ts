@@ -21,6 +21,7 @@ import type { CredentialIssuer, ObjectStore } from './infra/storage/object-store
 import type { HttpServer } from './infra/http/http-server.ts';
 import { edgeOptionsFrom } from './infra/http/http-edge.ts';
 import { createMailer } from './infra/mail/mailer.ts';
+import { DEFAULT_RETRY_POLICY } from './infra/webhooks/signing.ts';
 import { CloudModule } from './cloud/cloud.module.ts';
 import { engineSettingsFrom } from './cloud/processing/engines.ts';
 import { InspectionModule } from './inspection/inspection.module.ts';
@@ -170,6 +171,11 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       storageQuotaBytes: config.storageOrganizationQuotaBytes,
       imageLimits: { maxBytes: config.imageMaxBytes, maxPixels: config.imageMaxPixels },
       retention: { defaultDays: config.retentionDays, schedule: config.retentionSchedule },
+      webhooks: {
+        secretKey: await inspectionSecrets.key('webhook-secrets.key'),
+        allowPrivate: config.webhookAllowPrivateAddresses,
+        retry: { ...DEFAULT_RETRY_POLICY, baseSeconds: config.webhookRetryBaseSeconds, maxAttempts: config.webhookMaxAttempts },
+      },
     });
 
     if (role === 'serve' && config.bootstrapDemo) await bootstrapDemo(config.dataDir, { cloud, inspection, logger });

@@ -19,4 +19,6 @@ export type InspectionJobs = {
   'inspection.retention-sweep': { now?: string };
   /** Deletes a given-up inspection's photos, outputs, inputs ZIP and cloud project, then status 24; idempotent. */
   'inspection.purge-data': { inspectionId: number };
+  /** One attempt at delivering a webhook message (webhooks/webhook.service.ts); a failed one queues the next, delayed. */
+  'inspection.deliver-webhook': { messageId: number };
 };

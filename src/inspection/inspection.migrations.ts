@@ -329,6 +329,51 @@ export const inspectionMigrations: MigrationSet = {
       await runStatements(db, `alter table inspection.inspection_images add column size bigint`);
     },
   },
+  // Issue 30 §2: webhooks (webhooks/): an account's subscriptions (secret sealed with a server
+  // key: infra/webhooks/signing.ts), one message per event and subscription, one row per delivery
+  // attempt (the delivery log).
+  '0013_webhooks': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        create table inspection.webhooks (
+          id serial primary key,
+          organization_id integer references inspection.organizations(id) on delete cascade,
+          user_id integer not null references inspection.users(id) on delete cascade,
+          url text not null,
+          events jsonb not null,
+          secret_sealed text not null,
+          created_at timestamptz not null default now(),
+          failed_events integer not null default 0,
+          disabled_at timestamptz,
+          disabled_reason text
+        );
+        create index webhooks_organization on inspection.webhooks (organization_id);
+        create table inspection.webhook_messages (
+          id bigserial primary key,
+          uid text not null unique,
+          webhook_id integer not null references inspection.webhooks(id) on delete cascade,
+          event text not null,
+          body text not null,
+          created_at timestamptz not null default now(),
+          state text not null default 'pending',
+          attempts integer not null default 0
+        );
+        create table inspection.webhook_attempts (
+          id bigserial primary key,
+          message_id bigint not null references inspection.webhook_messages(id) on delete cascade,
+          webhook_id integer not null references inspection.webhooks(id) on delete cascade,
+          attempt integer not null,
+          at timestamptz not null default now(),
+          status_code integer,
+          error text
+        );
+        create index webhook_attempts_webhook on inspection.webhook_attempts (webhook_id, id)
+      `,
+      );
+    },
+  },
   // Issue 30 §3: retention (retention/retention.service.ts). An organization's own period in days
   // (null: RETENTION_DAYS), and when an inspection's data was given up for purging (by the daily
   // sweep or a client's status 24): from then on the routes serving it answer 410.

@@ -50,6 +50,9 @@ import { VideoFrameExtractor, type VideoToolsOptions } from './video/video-extra
 import { DEFAULT_RECORD_CAPS, type RecordCaps } from './limits/record-caps.ts';
 import { StorageQuota } from './limits/storage-quota.ts';
 import { RetentionService } from './retention/retention.service.ts';
+import { WebhookService, type WebhookOptions } from './webhooks/webhook.service.ts';
+import { SecretBox, DEFAULT_RETRY_POLICY } from '../infra/webhooks/signing.ts';
+import { DEFAULT_TIMEOUT_MS } from '../infra/webhooks/outbound.ts';
 
 export interface InspectionModuleOptions {
   database: Database;
@@ -81,6 +84,8 @@ export interface InspectionModuleOptions {
   imageLimits?: ImageLimits;
   /** Retention (RETENTION_DAYS, RETENTION_SCHEDULE; default 365 days, daily at 03:00 UTC): retention/retention.service.ts. */
   retention?: { defaultDays: number; schedule: string };
+  /** The key sealing webhook secrets (32 bytes, a server secret) and delivery settings (WEBHOOK_*; default: no private addresses, DEFAULT_RETRY_POLICY). */
+  webhooks: { secretKey: Uint8Array } & Partial<WebhookOptions>;
 }
 
 export const DEFAULT_RETENTION = { defaultDays: 365, schedule: '0 3 * * *' } as const;
@@ -122,6 +127,8 @@ export class InspectionModule {
   readonly rust: RustAnalysis;
   /** Retention: the daily sweep and the purge of an inspection's data. */
   readonly retention: RetentionService;
+  /** Webhook subscriptions and deliveries. */
+  readonly webhooks: WebhookService;
   /** Photos read for decoding (previews, rust analysis, report crops) under the image limits, refusals remembered. */
   readonly images: ImageReader;
   /** 5xx answers of the HTTP server (the last 100): none should ever be caused by a client. */
@@ -154,6 +161,10 @@ export class InspectionModule {
     // Layers: routes -> services -> the repository (SQL of the inspections table) and access checks.
     const rows = (this.inspectionRows = new InspectionRepository(this.db));
     const access = (this.access = new InspectionAccess(this.db, rows));
+    const { secretKey, ...webhookOptions } = options.webhooks;
+    this.webhooks = new WebhookService(this.db, jobs, new SecretBox(secretKey), { allowPrivate: false, retry: DEFAULT_RETRY_POLICY, timeoutMs: DEFAULT_TIMEOUT_MS, ...webhookOptions }, logger.child({ part: 'webhooks' }));
+    // Every change of a status, report or inputs ZIP queues its webhook events in its transaction.
+    rows.onChange(this.webhooks.inspectionChanged);
     this.shareTokens = new ShareTokenService(this.db, access, options.publicUrl ?? (() => undefined), options.shareTokens);
     this.auth = new AuthService(this.db, options.tokenSigningKey, options.tokenTtlSeconds, this.shareTokens);
     this.notifications = new NotificationService(jobs);
@@ -195,6 +206,7 @@ export class InspectionModule {
       'inspection.delete-resources': { handler: (payload) => this.deletion.deleteResources(payload), concurrency: 2 },
       'inspection.retention-sweep': { handler: async ({ now }) => void (await this.retention.sweep(now ? new Date(now) : new Date())), concurrency: 1 },
       'inspection.purge-data': { handler: ({ inspectionId }) => this.retention.purge(inspectionId), concurrency: 2 },
+      'inspection.deliver-webhook': { handler: ({ messageId }) => this.webhooks.deliver(messageId), concurrency: 4 },
     };
     jobs.register(handlers);
     jobs.schedule<InspectionJobs, 'inspection.retention-sweep'>('inspection.retention-sweep', retention.schedule, {});
@@ -250,6 +262,7 @@ export class InspectionModule {
       previews: this.previews,
       ortho: this.ortho,
       shareTokens: this.shareTokens,
+      webhooks: this.webhooks,
     });
     if (webConsole) await registerConsole(app, webConsole);
     return app;

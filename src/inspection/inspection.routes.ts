@@ -32,6 +32,8 @@ import { registerMeasurementRoutes } from './measurements/measurement.routes.ts'
 import { registerRetryRoutes } from './retries/retry.routes.ts';
 import { registerReportRoutes } from './reports/report.routes.ts';
 import { registerShareTokenRoutes } from './auth/share-token.routes.ts';
+import { registerWebhookRoutes } from './webhooks/webhook.routes.ts';
+import type { WebhookService } from './webhooks/webhook.service.ts';
 import { SHARE_QUERY_PARAMETER, type ShareTokenService } from './auth/share-tokens.ts';
 import * as S from './inspection.schemas.ts';
 
@@ -59,6 +61,7 @@ export interface InspectionRouteDeps {
   previews: PreviewService;
   ortho: OrthoService;
   shareTokens: ShareTokenService;
+  webhooks: WebhookService;
 }
 
 const errors = S.errorResponses;
@@ -129,5 +132,6 @@ export async function registerInspectionRoutes(app: HttpServer, deps: Inspection
     registerPreviewRoutes(r, deps);
     registerOrthoRoutes(r, deps);
     registerShareTokenRoutes(r, deps);
+    registerWebhookRoutes(r, deps);
   });
 }

@@ -55,6 +55,46 @@ export interface InspectionTables {
   'inspection.measurements': MeasurementsTable;
   'inspection.inventory_items': InventoryItemsTable;
   'inspection.share_tokens': ShareTokensTable;
+  'inspection.webhooks': WebhooksTable;
+  'inspection.webhook_messages': WebhookMessagesTable;
+  'inspection.webhook_attempts': WebhookAttemptsTable;
+}
+
+/** A webhook subscription (webhooks/); `secret_sealed`: its whsec_ secret sealed by SecretBox. */
+export interface WebhooksTable {
+  id: Generated<number>;
+  organization_id: number | null;
+  user_id: number;
+  url: string;
+  events: Json<string[]>;
+  secret_sealed: string;
+  created_at: Generated<Date>;
+  /** Events in a row whose every attempt failed (0 after a success). */
+  failed_events: Generated<number>;
+  disabled_at: Timestamp | null;
+  disabled_reason: string | null;
+}
+
+/** One event for one subscription: `body` is the exact JSON signed and sent. */
+export interface WebhookMessagesTable {
+  id: Generated<number>;
+  uid: string;
+  webhook_id: number;
+  event: string;
+  body: string;
+  created_at: Generated<Date>;
+  state: ColumnType<'pending' | 'delivered' | 'failed', 'pending' | 'delivered' | 'failed' | undefined, 'pending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  message_id: number;
+  webhook_id: number;
+  attempt: number;
+  at: Generated<Date>;
+  status_code: number | null;
+  error: string | null;
 }
 
 /** A read-only share token of an inspection (auth/share-tokens.ts); the token itself is not stored. */

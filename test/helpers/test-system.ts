@@ -97,11 +97,12 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
   };
 }
 
-export async function startTestSystem(overrides: Partial<Config> = {}): Promise<TestSystem> {
+/** `logger`: where the system logs (tests that read the logs); default pino to stdout at TEST_LOG_LEVEL. */
+export async function startTestSystem(overrides: Partial<Config> = {}, logger?: pino.Logger): Promise<TestSystem> {
   const dataDir = tempDir();
   const database = await freshDatabaseUrl();
   const config = testConfig(dataDir, { databaseUrl: database?.url, ...overrides });
-  const system = await startSystem(config, 'serve', pino({ level: config.logLevel }));
+  const system = await startSystem(config, 'serve', logger ?? pino({ level: config.logLevel }));
   let accounts = 0;
   return {
     ...system,

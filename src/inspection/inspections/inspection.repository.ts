@@ -50,8 +50,40 @@ export type ReportOutcome =
   | { report_status: 'available'; report_pdf_key: string; report_json_key: string }
   | { report_status: 'error'; report_error: string };
 
+/**
+ * Told of every committed-together change of a row's status, additional statuses, report or
+ * inputs ZIP, inside the transaction that makes it (webhooks queue their events there).
+ */
+export type InspectionChangeListener = (trx: Transaction<InspectionTables>, before: InspectionRow, after: InspectionRow) => Promise<void>;
+
 export class InspectionRepository {
+  /** Set once by the module (webhooks/webhook-events.ts); none: writes are not observed. */
+  private listener: InspectionChangeListener | undefined;
+
   constructor(readonly db: Kysely<InspectionTables>) {}
+
+  onChange(listener: InspectionChangeListener): void {
+    this.listener = listener;
+  }
+
+  /**
+   * Runs `write` with the row locked and, when `applied` says it wrote, hands the row before and
+   * after to the listener in the same transaction (the caller's, else one of its own).
+   */
+  private async observed<T>(id: number, db: Db, write: (db: Db) => Promise<T>, applied: (result: T) => boolean): Promise<T> {
+    const listener = this.listener;
+    if (!listener) return write(db);
+    const run = async (trx: Transaction<InspectionTables>) => {
+      const before = await trx.selectFrom('inspection.inspections').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      const result = await write(trx);
+      if (before && applied(result)) {
+        const after = await trx.selectFrom('inspection.inspections').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+        await listener(trx, before, after);
+      }
+      return result;
+    };
+    return db.isTransaction ? run(db as Transaction<InspectionTables>) : db.transaction().execute(run);
+  }
 
   // Reads
 
@@ -109,22 +141,24 @@ export class InspectionRepository {
     const { reconstruction, ...plain } = fields;
     // A pending rust analysis that will never run (processing failed) is settled by the same statement.
     const rustSettled = rustSettledBy(to);
-    const result = await db
-      .updateTable('inspection.inspections')
-      .set({
-        ...plain,
-        ...(reconstruction !== undefined ? { reconstruction: JSON.stringify(reconstruction) } : {}),
-        ...(rustSettled
-          ? { additional_statuses: sql`case when additional_statuses->>'rust' = ${String(RustStatus.Pending)} then additional_statuses || ${JSON.stringify(rustSettled)}::jsonb else additional_statuses end` }
-          : {}),
-        status: to,
-        updated_at: new Date(),
-      })
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .where('status', 'in', fromList)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return this.observed(id, db, async (db) => {
+      const result = await db
+        .updateTable('inspection.inspections')
+        .set({
+          ...plain,
+          ...(reconstruction !== undefined ? { reconstruction: JSON.stringify(reconstruction) } : {}),
+          ...(rustSettled
+            ? { additional_statuses: sql`case when additional_statuses->>'rust' = ${String(RustStatus.Pending)} then additional_statuses || ${JSON.stringify(rustSettled)}::jsonb else additional_statuses end` }
+            : {}),
+          status: to,
+          updated_at: new Date(),
+        })
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .where('status', 'in', fromList)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    }, (applied) => applied);
   }
 
   /**
@@ -132,14 +166,20 @@ export class InspectionRepository {
    * live and still in `expectedStatus` (the caller holds its lock). Undefined when it did not apply.
    */
   applyUpdate(trx: Transaction<InspectionTables>, id: number, expectedStatus: number, changes: InspectionUpdate): Promise<InspectionRow | undefined> {
-    return trx
-      .updateTable('inspection.inspections')
-      .set({ ...changes, updated_at: new Date() })
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .where('status', '=', expectedStatus)
-      .returningAll()
-      .executeTakeFirst();
+    return this.observed(
+      id,
+      trx,
+      (db) =>
+        db
+          .updateTable('inspection.inspections')
+          .set({ ...changes, updated_at: new Date() })
+          .where('id', '=', id)
+          .where('deleted_at', 'is', null)
+          .where('status', '=', expectedStatus)
+          .returningAll()
+          .executeTakeFirst(),
+      (row) => row !== undefined,
+    );
   }
 
   // Deletion
@@ -229,11 +269,17 @@ export class InspectionRepository {
 
   /** Merges `statuses` into additional_statuses (other keys, e.g. rust's, kept); idempotent. */
   async mergeAdditionalStatuses(id: number, statuses: Record<string, unknown>, db: Db = this.db): Promise<void> {
-    await db
-      .updateTable('inspection.inspections')
-      .set({ additional_statuses: sql`additional_statuses || ${JSON.stringify(statuses)}::jsonb` })
-      .where('id', '=', id)
-      .execute();
+    await this.observed(
+      id,
+      db,
+      (db) =>
+        db
+          .updateTable('inspection.inspections')
+          .set({ additional_statuses: sql`additional_statuses || ${JSON.stringify(statuses)}::jsonb` })
+          .where('id', '=', id)
+          .execute(),
+      () => true,
+    );
   }
 
   /**
@@ -243,14 +289,16 @@ export class InspectionRepository {
    */
   async rustTransition(id: number, from: readonly RustStatus[] | 'any', to: RustStatus, reason: string | null, db: Db = this.db): Promise<boolean> {
     assertRustTransition(from, to);
-    const result = await db
-      .updateTable('inspection.inspections')
-      .set({ additional_statuses: sql`(additional_statuses - 'rust_reason') || ${JSON.stringify(reason === null ? { rust: to } : { rust: to, rust_reason: reason })}::jsonb`, updated_at: new Date() })
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .$if(from !== 'any', (q) => q.where(sql<string>`additional_statuses->>'rust'`, 'in', (from as readonly RustStatus[]).map(String)))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return this.observed(id, db, async (db) => {
+      const result = await db
+        .updateTable('inspection.inspections')
+        .set({ additional_statuses: sql`(additional_statuses - 'rust_reason') || ${JSON.stringify(reason === null ? { rust: to } : { rust: to, rust_reason: reason })}::jsonb`, updated_at: new Date() })
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .$if(from !== 'any', (q) => q.where(sql<string>`additional_statuses->>'rust'`, 'in', (from as readonly RustStatus[]).map(String)))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    }, (applied) => applied);
   }
 
   /**
@@ -261,17 +309,19 @@ export class InspectionRepository {
   async inventoryTransition(id: number, to: InventoryStatus, db: Db = this.db): Promise<boolean> {
     const from = inventorySources(to);
     const listed = from.filter((f): f is number => f !== null).map(String);
-    const result = await db
-      .updateTable('inspection.inspections')
-      .set({ additional_statuses: sql`(additional_statuses - 'inventory_reason') || ${JSON.stringify({ inventory: to })}::jsonb`, updated_at: new Date() })
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .where((eb) => {
-        const current = sql<string | null>`additional_statuses->>'inventory'`;
-        return from.includes(null) ? eb.or([eb(current, 'is', null), eb(current, 'in', listed)]) : eb(current, 'in', listed);
-      })
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return this.observed(id, db, async (db) => {
+      const result = await db
+        .updateTable('inspection.inspections')
+        .set({ additional_statuses: sql`(additional_statuses - 'inventory_reason') || ${JSON.stringify({ inventory: to })}::jsonb`, updated_at: new Date() })
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .where((eb) => {
+          const current = sql<string | null>`additional_statuses->>'inventory'`;
+          return from.includes(null) ? eb.or([eb(current, 'is', null), eb(current, 'in', listed)]) : eb(current, 'in', listed);
+        })
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    }, (applied) => applied);
   }
 
   /** The ground height at the asset from the reconstruction (pipeline/ground-altitude.ts), metres; idempotent. */
@@ -310,7 +360,7 @@ export class InspectionRepository {
   }
 
   async inputsZipReady(trx: Transaction<InspectionTables>, id: number, key: string): Promise<void> {
-    await trx.updateTable('inspection.inspections').set({ inputs_zip_status: 'available', inputs_zip_key: key }).where('id', '=', id).execute();
+    await this.observed(id, trx, (db) => db.updateTable('inspection.inspections').set({ inputs_zip_status: 'available', inputs_zip_key: key }).where('id', '=', id).execute(), () => true);
   }
 
   async reportRequested(trx: Transaction<InspectionTables>, id: number, options: ReportOptions): Promise<void> {
@@ -322,11 +372,17 @@ export class InspectionRepository {
   }
 
   async reportFinished(trx: Transaction<InspectionTables>, id: number, outcome: ReportOutcome): Promise<void> {
-    await trx
-      .updateTable('inspection.inspections')
-      .set({ ...outcome, updated_at: new Date() })
-      .where('id', '=', id)
-      .execute();
+    await this.observed(
+      id,
+      trx,
+      (db) =>
+        db
+          .updateTable('inspection.inspections')
+          .set({ ...outcome, updated_at: new Date() })
+          .where('id', '=', id)
+          .execute(),
+      () => true,
+    );
   }
 
   // Registered images: the client's uploads, and (is_video) the frames taken from its videos.

@@ -1,0 +1,210 @@
+// Webhooks of the inspection service (src/inspection/webhooks), as a customer's receiver sees
+// them: a receiver on loopback verifies every delivery with the Standard Webhooks library
+// (`Webhook.verify`) through an inspection's life; retries after 500s and the delivery log;
+// disabling after repeated failure and the owner's e-mail; private addresses refused without
+// WEBHOOK_ALLOW_PRIVATE_ADDRESSES; other organizations' 404; the secret never shown or logged again.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { Writable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { startTestSystem, type TestSystem } from './helpers/test-system.ts';
+import { assertNoServerErrors, outbox, processedInspection, waitFor } from './helpers/inspection-fixtures.ts';
+
+interface Received {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A receiver on an ephemeral loopback port; `answer` decides each response's status. */
+async function receiver(answer: (path: string, count: number) => number = () => 204) {
+  const received: Received[] = [];
+  const counts = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      const count = (counts.get(path) ?? 0) + 1;
+      counts.set(path, count);
+      received.push({ path, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(answer(path, count));
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    received,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+const ALL_EVENTS = ['inspection.status_changed', 'inspection.additional_status_changed', 'report.ready', 'inputs_zip.ready'];
+
+let system: TestSystem;
+let strict: TestSystem;
+const logLines: string[] = [];
+let rx: Awaited<ReturnType<typeof receiver>>;
+
+before(async () => {
+  const logs = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  // Private addresses allowed (the receiver is on loopback), retries at once, 3 attempts per event.
+  system = await startTestSystem({ webhookAllowPrivateAddresses: true, webhookRetryBaseSeconds: 0, webhookMaxAttempts: 3 }, pino({ level: 'debug' }, logs));
+  strict = await startTestSystem();
+  rx = await receiver((path, count) => (path === '/flaky' && count <= 2 ? 500 : path === '/down' ? 503 : 204));
+});
+
+after(async () => {
+  await rx?.close();
+  await system?.stop();
+  await strict?.stop();
+});
+
+function verified(secret: string, delivery: Received): { type: string; timestamp: string; data: Record<string, unknown> } {
+  return new Webhook(secret).verify(delivery.body, delivery.headers) as never;
+}
+
+test("an inspection's life: every event arrives, signed, in order, with old and new status; the secret is shown once and never logged", async () => {
+  const account = await system.newAccount();
+  const created = await account.client.expect(201, 'POST', '/v1/webhooks/', { url: `${rx.base}/life`, events: ALL_EVENTS });
+  assert.match(created.secret, /^whsec_[A-Za-z0-9+/=]+$/);
+  assert.equal(created.active, true);
+
+  const { inspection } = await processedInspection(account);
+  await account.client.expect(202, 'POST', `/v1/inspections/${inspection.id}/report/`, {});
+  await account.client.request('GET', `/v1/inspections/${inspection.id}/inputs/`);
+  const life = () => rx.received.filter((r) => r.path === '/life');
+  await waitFor('report.ready and inputs_zip.ready delivered', async () => {
+    const types = life().map((r) => JSON.parse(r.body).type);
+    return types.includes('report.ready') && types.includes('inputs_zip.ready');
+  });
+
+  const events = life().map((r) => verified(created.secret, r));
+  // A wrong secret does not verify.
+  assert.throws(() => new Webhook(`whsec_${Buffer.alloc(24, 1).toString('base64')}`).verify(life()[0].body, life()[0].headers));
+  for (const r of life()) assert.match(r.headers['webhook-signature'], /^v1,/);
+
+  const statuses = events.filter((e) => e.type === 'inspection.status_changed').map((e) => e.data);
+  assert.ok(statuses.length >= 3, `status changes: ${JSON.stringify(statuses)}`);
+  assert.equal(statuses[0].old_status, 1, 'from New');
+  for (let i = 1; i < statuses.length; i++) assert.equal(statuses[i].old_status, statuses[i - 1].new_status, 'each change starts where the last ended');
+  assert.equal(statuses.at(-1)!.new_status, 7);
+  for (const s of statuses) assert.equal(s.inspection_id, inspection.id);
+  const report = events.find((e) => e.type === 'report.ready')!;
+  assert.equal(report.data.inspection_id, inspection.id);
+  assert.equal(events.find((e) => e.type === 'inputs_zip.ready')!.data.inspection_id, inspection.id);
+
+  // The log: one successful attempt per event.
+  const log = await account.client.expect(200, 'GET', `/v1/webhooks/${created.id}/deliveries/`);
+  assert.equal(log.length, life().length);
+  assert.ok(log.every((d: { succeeded: boolean; attempt: number; status_code: number }) => d.succeeded && d.attempt === 1 && d.status_code === 204));
+
+  // The secret: in no GET, in no log line.
+  const one = await account.client.expect(200, 'GET', `/v1/webhooks/${created.id}/`);
+  const all = await account.client.expect(200, 'GET', '/v1/webhooks/');
+  assert.equal('secret' in one, false);
+  assert.ok(!JSON.stringify(all).includes(created.secret) && !JSON.stringify(one).includes(created.secret) && !JSON.stringify(log).includes(created.secret));
+  assert.ok(logLines.length > 0, 'the system logged');
+  const secretBody = created.secret.slice('whsec_'.length);
+  assert.ok(!logLines.some((line) => line.includes(secretBody)), 'the secret is in no log line');
+  const stored = await system.inspection.db.selectFrom('inspection.webhooks').select('secret_sealed').where('id', '=', created.id).executeTakeFirstOrThrow();
+  assert.ok(!stored.secret_sealed.includes(secretBody), 'stored sealed, not as it is');
+});
+
+test('a receiver answering 500 twice gets the event on the third attempt; the log shows the three', async () => {
+  const account = await system.newAccount();
+  const hook = await account.client.expect(201, 'POST', '/v1/webhooks/', { url: `${rx.base}/flaky`, events: ['inspection.status_changed'] });
+  const asset = await account.client.createAsset({ name: 'Mast', type: 1, latitude: '46.5', longitude: '6.5' } as never);
+  const inspection = await account.client.createInspection({ asset: asset.id, name: 'Retry' });
+  await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/`, { status: 2 });
+  const log = await waitFor('three attempts', async () => {
+    const entries = await account.client.expect(200, 'GET', `/v1/webhooks/${hook.id}/deliveries/`);
+    return entries.length >= 3 && entries;
+  });
+  assert.deepEqual(
+    log.map((d: { attempt: number; status_code: number; event: string }) => [d.attempt, d.status_code, d.event]).reverse(),
+    [
+      [1, 500, 'inspection.status_changed'],
+      [2, 500, 'inspection.status_changed'],
+      [3, 204, 'inspection.status_changed'],
+    ],
+  );
+  assert.equal(new Set(log.map((d: { message_id: string }) => d.message_id)).size, 1, 'one message, three attempts');
+  const deliveries = rx.received.filter((r) => r.path === '/flaky');
+  assert.equal(deliveries.length, 3);
+  assert.equal(new Set(deliveries.map((d) => d.headers['webhook-id'])).size, 1, 'the same webhook-id each time');
+  const event = verified(hook.secret, deliveries[2]);
+  assert.deepEqual([event.data.old_status, event.data.new_status], [1, 2]);
+});
+
+test('a subscription whose events all fail five times in a row is disabled and its owner told by e-mail', async () => {
+  const account = await system.newAccount();
+  const hook = await account.client.expect(201, 'POST', '/v1/webhooks/', { url: `${rx.base}/down`, events: ['inspection.status_changed'] });
+  const asset = await account.client.createAsset({ name: 'Mast', type: 1, latitude: '46.5', longitude: '6.5' } as never);
+  const inspection = await account.client.createInspection({ asset: asset.id, name: 'Down' });
+  for (let i = 0; i < 5; i++) {
+    await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/`, { status: i % 2 === 0 ? 2 : 1 });
+  }
+  const disabled = await waitFor('the subscription disabled', async () => {
+    const current = await account.client.expect(200, 'GET', `/v1/webhooks/${hook.id}/`);
+    return !current.active && current;
+  });
+  assert.match(disabled.disabled_reason, /5 events/);
+  const log = await account.client.expect(200, 'GET', `/v1/webhooks/${hook.id}/deliveries/`);
+  assert.equal(log.length, 15, '5 events x 3 attempts');
+  assert.ok(log.every((d: { status_code: number }) => d.status_code === 503));
+  const mail = await waitFor('the e-mail', async () => outbox(system).find((m) => m.subject.includes(`Webhook ${hook.id} disabled`)));
+  assert.match(mail.to, new RegExp(account.username));
+  // Disabled: the next change sends nothing.
+  const before = rx.received.filter((r) => r.path === '/down').length;
+  await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/`, { status: 2 });
+  await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/`, { status: 1 });
+  assert.equal(rx.received.filter((r) => r.path === '/down').length, before);
+  const messages = await system.inspection.db.selectFrom('inspection.webhook_messages').select('id').where('webhook_id', '=', hook.id).execute();
+  assert.equal(messages.length, 5, 'no message queued for a disabled subscription');
+});
+
+test("another organization neither sees nor deletes a subscription (404); the owner deletes it once", async () => {
+  const owner = await system.newAccount();
+  const other = await system.newAccount();
+  const hook = await owner.client.expect(201, 'POST', '/v1/webhooks/', { url: `${rx.base}/mine`, events: ['report.ready'] });
+  assert.equal((await other.client.request('GET', `/v1/webhooks/${hook.id}/`)).status, 404);
+  assert.equal((await other.client.request('GET', `/v1/webhooks/${hook.id}/deliveries/`)).status, 404);
+  assert.equal((await other.client.request('DELETE', `/v1/webhooks/${hook.id}/`)).status, 404);
+  assert.deepEqual(await other.client.expect(200, 'GET', '/v1/webhooks/'), []);
+  assert.equal((await owner.client.expect(200, 'GET', '/v1/webhooks/')).length, 1);
+  assert.equal((await owner.client.request('DELETE', `/v1/webhooks/${hook.id}/`)).status, 204);
+  assert.equal((await owner.client.request('DELETE', `/v1/webhooks/${hook.id}/`)).status, 404);
+});
+
+test('without WEBHOOK_ALLOW_PRIVATE_ADDRESSES a private receiver is a 400 at subscription; bad URLs and events too', async () => {
+  const account = await strict.newAccount();
+  for (const url of [`${rx.base}/x`, 'http://[::1]:9/', 'http://localhost:9/', 'http://[::ffff:127.0.0.1]/', 'http://10.0.0.5/', 'http://169.254.169.254/']) {
+    const answer = await account.client.request('POST', '/v1/webhooks/', { url, events: ['report.ready'] });
+    assert.equal(answer.status, 400, url);
+    assert.match(answer.body.url[0], /Private/, url);
+  }
+  const bad = [
+    { url: 'ftp://hooks.example.com/', events: ['report.ready'] },
+    { url: `https://hooks.example.com/${'a'.repeat(2000)}`, events: ['report.ready'] },
+    { url: 'https://hooks.example.com/', events: ['inspection.exploded'] },
+    { url: 'https://hooks.example.com/', events: [] },
+  ];
+  for (const body of bad) assert.equal((await account.client.request('POST', '/v1/webhooks/', body)).status, 400, JSON.stringify(body).slice(0, 80));
+  assert.equal((await account.client.expect(201, 'POST', '/v1/webhooks/', { url: 'https://hooks.example.com/in', events: ['report.ready'] })).url, 'https://hooks.example.com/in');
+  assertNoServerErrors(strict);
+  assertNoServerErrors(system);
+});

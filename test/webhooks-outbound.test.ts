@@ -1,0 +1,114 @@
+// The outbound safety module of webhooks (src/infra/webhooks/outbound.ts): which addresses are
+// refused, DNS resolved once and the connection pinned to the checked address, redirects not
+// followed, a time limit, bounded bodies.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isForbiddenAddress, MAX_BODY_BYTES, MAX_RESPONSE_BYTES, OutboundError, postSafely, urlProblem } from '../src/infra/webhooks/outbound.ts';
+
+async function server(handler: http.RequestListener): Promise<{ port: number; requests: http.IncomingMessage[]; close(): Promise<void> }> {
+  const requests: http.IncomingMessage[] = [];
+  const s = http.createServer((req, res) => {
+    requests.push(req);
+    handler(req, res);
+  });
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (s.address() as AddressInfo).port,
+    requests,
+    close: () => new Promise((resolve) => {
+      s.closeAllConnections();
+      s.close(() => resolve());
+    }),
+  };
+}
+
+test('forbidden addresses: private, loopback, link-local, unique-local, unspecified, IPv4-mapped; public ones pass', () => {
+  for (const address of [
+    '127.0.0.1', '127.255.0.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '0.0.0.0', '100.64.0.1', '224.0.0.1', '255.255.255.255',
+    '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1',
+    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe', '::127.0.0.1', 'not-an-address',
+  ]) {
+    assert.equal(isForbiddenAddress(address), true, address);
+  }
+  for (const address of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2a00:1450:4001::200e']) {
+    assert.equal(isForbiddenAddress(address), false, address);
+  }
+});
+
+test('receiver URLs: http(s) only, at most 2000 characters, no private literal or localhost without the setting', () => {
+  assert.equal(urlProblem('https://hooks.example.com/in', false), undefined);
+  assert.match(urlProblem('ftp://hooks.example.com/', false)!, /http and https/);
+  assert.match(urlProblem('not a url', false)!, /valid URL/);
+  assert.match(urlProblem(`https://example.com/${'a'.repeat(2000)}`, false)!, /2000/);
+  for (const url of ['http://127.0.0.1:8080/', 'http://[::1]/', 'http://localhost/', 'http://[::ffff:127.0.0.1]/', 'http://10.0.0.8/', 'http://169.254.169.254/latest/meta-data/']) {
+    assert.match(urlProblem(url, false)!, /Private/, url);
+    assert.equal(urlProblem(url, true), undefined, url);
+  }
+});
+
+test('delivery: a loopback receiver is refused without the setting and reached with it', async () => {
+  const receiver = await server((_req, res) => res.end('ok'));
+  try {
+    await assert.rejects(postSafely(`http://127.0.0.1:${receiver.port}/`, '{}', {}, { allowPrivate: false }), OutboundError);
+    assert.equal(receiver.requests.length, 0);
+    const answer = await postSafely(`http://127.0.0.1:${receiver.port}/`, '{"a":1}', { 'webhook-id': 'msg_1' }, { allowPrivate: true });
+    assert.equal(answer.status, 200);
+    assert.equal(receiver.requests[0].headers['webhook-id'], 'msg_1');
+  } finally {
+    await receiver.close();
+  }
+});
+
+test('DNS is resolved once: a name resolving to a private address is refused; the connection goes to the checked address', async () => {
+  const receiver = await server((_req, res) => res.end('ok'));
+  try {
+    let lookups = 0;
+    // A name that now resolves inside (DNS rebinding): refused before any connection.
+    await assert.rejects(
+      postSafely(`http://rebind.example:${receiver.port}/`, '{}', {}, { allowPrivate: false, resolve: async () => (lookups++, [{ address: '127.0.0.1', family: 4 }]) }),
+      (err: Error) => err instanceof OutboundError && /private/.test(err.message),
+    );
+    // One address public, another private: refused as a whole.
+    await assert.rejects(
+      postSafely(`http://mixed.example:${receiver.port}/`, '{}', {}, { allowPrivate: false, resolve: async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }] }),
+      OutboundError,
+    );
+    assert.equal(receiver.requests.length, 0);
+    // Allowed: the name is resolved once by our resolver and the socket connects to that address
+    // (the name itself resolves nowhere).
+    lookups = 0;
+    const answer = await postSafely(`http://pinned.invalid:${receiver.port}/hook`, '{}', {}, { allowPrivate: true, resolve: async () => (lookups++, [{ address: '127.0.0.1', family: 4 }]) });
+    assert.equal(answer.status, 200);
+    assert.equal(lookups, 1);
+    assert.equal(receiver.requests[0].headers.host, `pinned.invalid:${receiver.port}`);
+  } finally {
+    await receiver.close();
+  }
+});
+
+test('redirects are not followed, bodies are bounded, a receiver that does not answer times out', async () => {
+  const target = await server((_req, res) => res.end('reached'));
+  const redirecting = await server((_req, res) => {
+    res.writeHead(302, { location: `http://127.0.0.1:${target.port}/` });
+    res.end();
+  });
+  const big = await server((_req, res) => res.end(Buffer.alloc(MAX_RESPONSE_BYTES * 4, 'x')));
+  const silent = await server(() => undefined);
+  try {
+    const answer = await postSafely(`http://127.0.0.1:${redirecting.port}/`, '{}', {}, { allowPrivate: true });
+    assert.equal(answer.status, 302);
+    assert.equal(target.requests.length, 0, 'the redirect was not followed');
+
+    const large = await postSafely(`http://127.0.0.1:${big.port}/`, '{}', {}, { allowPrivate: true });
+    assert.equal(large.status, 200);
+    assert.ok(large.body.length <= MAX_RESPONSE_BYTES);
+
+    await assert.rejects(postSafely(`http://127.0.0.1:${target.port}/`, 'x'.repeat(MAX_BODY_BYTES + 1), {}, { allowPrivate: true }), /body over/);
+
+    await assert.rejects(postSafely(`http://127.0.0.1:${silent.port}/`, '{}', {}, { allowPrivate: true, timeoutMs: 300 }), (err: Error) => err instanceof OutboundError && /No answer/.test(err.message));
+  } finally {
+    await Promise.all([target.close(), redirecting.close(), big.close(), silent.close()]);
+  }
+});
