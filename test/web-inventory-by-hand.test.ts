@@ -4,11 +4,11 @@
 // the synthetic cameras); in the browser the reviewer opens the mode, clicks the antenna face's
 // four corners on the first photo, moves to the second photo and clicks them again, picks the
 // kind, names it and saves; the form shows the computed geometry, the Annotations tab's inventory
-// lists the item with "How computed". Clicks land on whole screen pixels of a photo shown a few
-// hundred pixels wide, where the 0.3 m face is about ten pixels across, so the azimuth is checked
-// within WEB_AZIMUTH_TOLERANCE (the HTTP test checks the maths with exact corners).
-// Accessibility: axe on the form, no blocking violation. The browser part runs once (on PGlite),
-// as the other browser tests.
+// lists the item with "How computed", and "Inventory review done" completes the review (5).
+// Clicks land on screen positions of a photo shown a few hundred pixels wide, where the 0.3 m
+// face is about ten pixels across, so the azimuth is checked within WEB_AZIMUTH_TOLERANCE (the
+// HTTP test checks the maths with exact corners). Accessibility: axe on the form, no blocking
+// violation. The browser part runs once (on PGlite), as the other browser tests.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -123,6 +123,9 @@ describe('web console: inventory by hand', { skip: skipReason() }, () => {
     await inventory.waitFor();
     await inventory.getByText(/How computed: Computed from 2 photos/).waitFor();
     await inventory.getByText(/Azimuth \d+\.\d°/).waitFor();
+    await inventory.getByRole('button', { name: 'Inventory review done' }).click();
+    await inventory.getByRole('status').getByText('Inventory review completed.').waitFor();
+    assert.equal((await account.client.getInspection(inspectionId)).additional_statuses.inventory, 5, 'review completed with an item');
     await watched.screenshot('inventory-list');
     assert.deepEqual(watched.problems, []);
   });

@@ -2,12 +2,14 @@
 // boxes on the tower, entered by hand in the Photos tab, "Add inventory item") under the
 // annotation list, by kind with a count each, a filter by kind, each item opening its photo, with
 // its computed geometry and how it was computed. Shown only when there are items: most
-// inspections have none, and an empty section would only be noise.
+// inspections have none, and an empty section would only be noise. Each item can be deleted, and
+// the review marked done (POST …/inventory/review_done/: additional status 5, docs/inspection-service.md).
 import { useMemo, useState } from 'react';
 import { api, unwrap, type Item } from '../api/client';
 import { routeHref } from '../app/routes';
 import { useLoad } from '../app/use-load';
 import { ErrorState } from '../components/states';
+import type { ApiProblem } from '../lib/api-problem';
 import { allPages } from './photos/all-pages';
 
 export type InventoryItem = Item<'/v1/inspections/{id}/inventory/'>;
@@ -56,6 +58,27 @@ export function howComputed(item: InventoryItem): string {
 export function InventoryList({ inspectionId }: { inspectionId: number }) {
   const load = useLoad(() => allPages((page, page_size) => unwrap(api.GET('/v1/inspections/{id}/inventory/', { params: { path: { id: inspectionId }, query: { page, page_size } } })) as Promise<InventoryItem[]>), [inspectionId]);
   const [kind, setKind] = useState('');
+  const [outcome, setOutcome] = useState<{ ok: boolean; text: string }>();
+  const act = async (work: () => Promise<string>) => {
+    try {
+      setOutcome({ ok: true, text: await work() });
+    } catch (err) {
+      setOutcome({ ok: false, text: (err as ApiProblem).message });
+    }
+  };
+  const reviewDone = () =>
+    act(async () => {
+      const { inventory } = await unwrap(api.POST('/v1/inspections/{id}/inventory/review_done/', { params: { path: { id: inspectionId } } }));
+      return inventory === 5 ? 'Inventory review completed.' : 'Inventory review completed without compatible inventory.';
+    });
+  const remove = (item: InventoryItem) => {
+    if (!window.confirm(`Delete inventory item #${item.number}?`)) return;
+    void act(async () => {
+      await unwrap(api.DELETE('/v1/inspections/{id}/inventory/{item_id}/', { params: { path: { id: inspectionId, item_id: item.id } } }));
+      load.reload();
+      return `Inventory item #${item.number} deleted: the review is ongoing again.`;
+    });
+  };
   const items = useMemo(() => load.data ?? [], [load.data]);
   const kinds = useMemo(() => {
     const counts = new Map<string, number>();
@@ -98,9 +121,22 @@ export function InventoryList({ inspectionId }: { inspectionId: number }) {
             </span>
             <div className="inventory-geometry">{geometryText(item)}</div>
             {howComputed(item) && <div className="hint">How computed: {howComputed(item)}</div>}
+            <button type="button" className="link danger" onClick={() => remove(item)} aria-label={`Delete inventory item #${item.number}`}>
+              Delete
+            </button>
           </li>
         ))}
       </ul>
+      <p>
+        <button type="button" onClick={reviewDone}>
+          Inventory review done
+        </button>
+      </p>
+      {outcome && (
+        <p className={outcome.ok ? 'hint' : 'form-errors'} role={outcome.ok ? 'status' : 'alert'}>
+          {outcome.text}
+        </p>
+      )}
     </section>
   );
 }
