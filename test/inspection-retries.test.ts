@@ -95,7 +95,8 @@ describe('inspection service: retries', () => {
 
   it('condition 3: only statuses 7, 8, 14, 16, 17, 18, 21, 22, 23 are retryable', async () => {
     const fresh = await processedInspection(account);
-    for (const status of [1, 2, 3, 4, 5, 12, 13, 15, 19, 20, 24, 25, 27]) {
+    // 24 is not set here: it purges the data (retention), and a retry of a purged inspection is a 410 (inspection-retention.test.ts).
+    for (const status of [1, 2, 3, 4, 5, 12, 13, 15, 19, 20, 25, 27]) {
       await setStatus(fresh.inspection.id, status);
       const refused = await retry({ inspection: fresh.inspection.id });
       assert.equal(refused.status, 409, `status ${status}`);
