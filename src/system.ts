@@ -139,6 +139,11 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       engineSimulatedSeconds: config.engineSimulatedSeconds,
       engineSettings: engineSettingsFrom(config),
       publicUrl: () => urls.cloud,
+      webhooks: {
+        secretKey: await cloudSecrets.key('webhook-secrets.key'),
+        allowPrivate: config.webhookAllowPrivateAddresses,
+        retry: { ...DEFAULT_RETRY_POLICY, baseSeconds: config.webhookRetryBaseSeconds, maxAttempts: config.webhookMaxAttempts },
+      },
     });
     prefixOwner = (bucket, prefix) => cloud.isStoragePrefixLive(bucket, prefix);
 

@@ -1,6 +1,7 @@
 // Schema `cloud`: owned by the cloud project-processing service alone.
 import { sql, type Kysely } from 'kysely';
 import { serverSecretsTableDdl } from '../infra/secrets/server-secrets.ts';
+import { webhookTablesDdl } from '../infra/webhooks/webhook-core.ts';
 import { runStatements, type MigrationSet } from '../infra/database/migrate.ts';
 
 export const cloudMigrations: MigrationSet = {
@@ -194,6 +195,20 @@ export const cloudMigrations: MigrationSet = {
           where name = 'inspection-service'
             and organization_id in (select id from cloud.organizations where uuid = '00000000-0000-4000-8000-000000000001');
       `,
+      );
+    },
+  },
+  // Issue 30 §2: webhooks of an organization's projects (webhooks/cloud-webhooks.ts; tables as the
+  // inspection service's: infra/webhooks/webhook-core.ts). client_id: the client that subscribed.
+  '0008_cloud_webhooks': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        webhookTablesDdl(
+          'cloud',
+          `organization_id integer not null references cloud.organizations(id) on delete cascade,
+          client_id integer references cloud.clients(id) on delete set null`,
+        ),
       );
     },
   },

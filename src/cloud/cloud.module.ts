@@ -12,6 +12,10 @@ import type { HttpEdgeOptions } from '../infra/http/http-edge.ts';
 import { cloudMigrations } from './cloud.migrations.ts';
 import type { CloudTables } from './cloud.tables.ts';
 import type { CloudJobs } from './cloud.jobs.ts';
+import { CloudWebhookService } from './webhooks/cloud-webhooks.ts';
+import type { WebhookOptions } from '../infra/webhooks/webhook-core.ts';
+import { SecretBox, DEFAULT_RETRY_POLICY } from '../infra/webhooks/signing.ts';
+import { DEFAULT_TIMEOUT_MS } from '../infra/webhooks/outbound.ts';
 import { OAuthService } from './auth/oauth.service.ts';
 import { requestedClientId } from './auth/oauth-errors.ts';
 import { ProjectService } from './projects/project.service.ts';
@@ -45,6 +49,8 @@ export interface CloudModuleOptions {
   /** Settings of the colmap and nodeodm engines (engines.ts). */
   engineSettings?: EngineSettings;
   publicUrl: () => string;
+  /** The key sealing webhook secrets (32 bytes, a server secret) and delivery settings (WEBHOOK_*). */
+  webhooks: { secretKey: Uint8Array } & Partial<WebhookOptions>;
 }
 
 export class CloudModule {
@@ -57,6 +63,7 @@ export class CloudModule {
   readonly bundles: InputsBundleService;
   readonly drive: DriveService;
   readonly engines: EngineSet;
+  readonly webhooks: CloudWebhookService;
   private readonly projectRepository: ProjectRepository;
 
   constructor(private readonly options: CloudModuleOptions) {
@@ -65,6 +72,10 @@ export class CloudModule {
     this.oauth = new OAuthService(this.db, { issuer: options.issuerUrl, tokenTtlSeconds: options.tokenTtlSeconds, privateKey: options.privateKey });
     const repository = new ProjectRepository(this.db);
     this.projectRepository = repository;
+    const { secretKey, ...webhookOptions } = options.webhooks;
+    this.webhooks = new CloudWebhookService(this.db, options.jobs, new SecretBox(secretKey), { allowPrivate: false, retry: DEFAULT_RETRY_POLICY, timeoutMs: DEFAULT_TIMEOUT_MS, ...webhookOptions }, logger.child({ part: 'webhooks' }));
+    // Every change of a project's public_status queues project.status_changed in its transaction.
+    repository.onStatusChange(this.webhooks.projectStatusChanged);
     const analyzer = new InputAnalyzer(this.db, options.store);
     this.controlPoints = new ControlPointService(repository, analyzer);
     this.bundles = new InputsBundleService(repository, options.store, options.jobs, logger, {
@@ -83,6 +94,7 @@ export class CloudModule {
     const handlers: JobHandlers<CloudJobs> = {
       'cloud.process-project': { handler: ({ projectId }) => this.processor.process(projectId), concurrency: 1, expireInSeconds: 24 * 3600 },
       'cloud.build-inputs-zip': { handler: ({ projectId, outputId }) => this.bundles.build(projectId, outputId), concurrency: 2, expireInSeconds: BUILD_EXPIRY_SECONDS },
+      'cloud.deliver-webhook': { handler: ({ messageId }) => this.webhooks.deliver(messageId), concurrency: 4 },
     };
     options.jobs.register(handlers);
   }
@@ -124,6 +136,7 @@ export class CloudModule {
     });
     await registerCloudRoutes(app, {
       oauth: this.oauth,
+      webhooks: this.webhooks,
       projects: this.projects,
       groups: this.groups,
       controlPoints: this.controlPoints,

@@ -17,6 +17,8 @@ import { PageQuery, paginate } from './common/pagination.ts';
 import { requestPublicUrl } from '../infra/http/http-edge.ts';
 import type { OfferedEngines } from './processing/engine-choice.ts';
 import * as S from './cloud.schemas.ts';
+import type { CloudWebhookService } from './webhooks/cloud-webhooks.ts';
+import { registerCloudWebhookRoutes } from './webhooks/cloud-webhook.routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,6 +28,7 @@ declare module 'fastify' {
 
 export interface CloudRouteDeps {
   oauth: OAuthService;
+  webhooks: CloudWebhookService;
   projects: ProjectService;
   groups: ProjectGroupService;
   controlPoints: ControlPointService;
@@ -295,6 +298,8 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
         },
       );
     }
+
+    registerCloudWebhookRoutes(scope, deps.webhooks);
 
     const d = deps.drive;
     scope.get(

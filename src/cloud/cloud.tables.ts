@@ -35,6 +35,19 @@ export interface CloudTables {
     created_at: Generated<Date>;
   };
   'cloud.projects': ProjectsTable;
+  /** Webhook subscriptions of an organization's projects (webhooks/cloud-webhooks.ts; columns as infra/webhooks/webhook-core.ts). */
+  'cloud.webhooks': {
+    id: Generated<number>;
+    organization_id: number;
+    client_id: number | null;
+    url: string;
+    events: ColumnType<string[], string, string>;
+    secret_sealed: string;
+    created_at: Generated<Date>;
+    failed_events: Generated<number>;
+    disabled_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+    disabled_reason: string | null;
+  };
   'cloud.project_inputs': {
     project_id: number;
     key: string;

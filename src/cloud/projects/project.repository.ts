@@ -8,8 +8,34 @@ export type OutputRow = Selectable<CloudTables['cloud.project_outputs']>;
 
 type Db = Kysely<CloudTables> | Transaction<CloudTables>;
 
+/** Told of every change of a project's public_status, in the transaction that makes it (webhooks). */
+export type ProjectStatusListener = (trx: Transaction<CloudTables>, before: ProjectRow, after: ProjectRow) => Promise<void>;
+
 export class ProjectRepository {
+  private listener: ProjectStatusListener | undefined;
+
   constructor(readonly db: Kysely<CloudTables>) {}
+
+  /** Set once by the module (webhooks/cloud-webhooks.ts). */
+  onStatusChange(listener: ProjectStatusListener): void {
+    this.listener = listener;
+  }
+
+  /**
+   * Runs a write that sets public_status with the row locked and hands the row before and after
+   * to the listener in the same transaction (the caller's, else one of its own).
+   */
+  private async observed(id: number, db: Db, setsStatus: boolean, write: (db: Db) => Promise<ProjectRow | undefined>): Promise<ProjectRow | undefined> {
+    const listener = this.listener;
+    if (!listener || !setsStatus) return write(db);
+    const run = async (trx: Transaction<CloudTables>) => {
+      const before = await trx.selectFrom('cloud.projects').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      const after = await write(trx);
+      if (before && after && before.public_status !== after.public_status) await listener(trx, before, after);
+      return after;
+    };
+    return db.isTransaction ? run(db as Transaction<CloudTables>) : db.transaction().execute(run);
+  }
 
   async create(values: {
     uuid: string;
@@ -102,8 +128,8 @@ export class ProjectRepository {
       .execute();
   }
 
-  update(id: number, values: Updateable<ProjectsTable>, db: Db = this.db): Promise<ProjectRow> {
-    return db.updateTable('cloud.projects').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  async update(id: number, values: Updateable<ProjectsTable>, db: Db = this.db): Promise<ProjectRow> {
+    return (await this.observed(id, db, values.public_status !== undefined, (db) => db.updateTable('cloud.projects').set(values).where('id', '=', id).returningAll().executeTakeFirstOrThrow()))!;
   }
 
   /**
@@ -114,14 +140,16 @@ export class ProjectRepository {
    * comes after this update.
    */
   updateWhile(id: number, statuses: PublicStatus[], values: Updateable<ProjectsTable>, db: Db = this.db): Promise<ProjectRow | undefined> {
-    return db
-      .updateTable('cloud.projects')
-      .set(values)
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .where('public_status', 'in', statuses)
-      .returningAll()
-      .executeTakeFirst();
+    return this.observed(id, db, values.public_status !== undefined, (db) =>
+      db
+        .updateTable('cloud.projects')
+        .set(values)
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .where('public_status', 'in', statuses)
+        .returningAll()
+        .executeTakeFirst(),
+    );
   }
 
   /**
@@ -129,13 +157,15 @@ export class ProjectRepository {
    * deleted. Of concurrent deletions of one project exactly one gets the row.
    */
   markDeleted(id: number, values: Omit<Updateable<ProjectsTable>, 'deleted_at'>, db: Db = this.db): Promise<ProjectRow | undefined> {
-    return db
-      .updateTable('cloud.projects')
-      .set({ ...values, deleted_at: new Date() })
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
+    return this.observed(id, db, values.public_status !== undefined, (db) =>
+      db
+        .updateTable('cloud.projects')
+        .set({ ...values, deleted_at: new Date() })
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst(),
+    );
   }
 
   /** Whether the project is still live and PROCESSING (processing's cancellation watch). */

@@ -1,0 +1,272 @@
+// Webhook subscriptions, messages and delivery attempts, shared by both services: each keeps the
+// three tables in its own schema (webhookTablesDdl) and says who owns a subscription (`Scope`)
+// and what happens when one is disabled. Subscriptions and their events: inspection/webhooks,
+// cloud/webhooks.
+//
+// An event is queued in the transaction of the change that makes it: one message per matching
+// subscription and a durable job per message. A failed attempt (no answer, or a status other than
+// 2xx) is retried by a new job delayed by the retry policy (30 s doubling, within 24 h:
+// signing.ts); each attempt is a row of the delivery log. A message whose attempts all failed
+// counts against its subscription; DISABLE_AFTER_FAILED_EVENTS such messages in a row (no success
+// between) disable it.
+import crypto from 'node:crypto';
+import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import { notFound, ValidationError } from '../http/errors.ts';
+import { OutboundError, postSafely, urlProblem } from './outbound.ts';
+import { newWebhookSecret, nextRetrySeconds, signedHeaders, type RetryPolicy, type SecretBox } from './signing.ts';
+
+/** Messages in a row whose every attempt failed before a subscription is disabled. */
+export const DISABLE_AFTER_FAILED_EVENTS = 5;
+/** Subscriptions per owner. */
+export const MAX_WEBHOOKS = 20;
+
+/** DDL of a service's webhook tables; `ownerColumns`: its owner columns (SQL column definitions). */
+export function webhookTablesDdl(schema: 'inspection' | 'cloud', ownerColumns: string): string {
+  return `
+        create table ${schema}.webhooks (
+          id serial primary key,
+          ${ownerColumns},
+          url text not null,
+          events jsonb not null,
+          secret_sealed text not null,
+          created_at timestamptz not null default now(),
+          failed_events integer not null default 0,
+          disabled_at timestamptz,
+          disabled_reason text
+        );
+        create index webhooks_organization on ${schema}.webhooks (organization_id);
+        create table ${schema}.webhook_messages (
+          id bigserial primary key,
+          uid text not null unique,
+          webhook_id integer not null references ${schema}.webhooks(id) on delete cascade,
+          event text not null,
+          body text not null,
+          created_at timestamptz not null default now(),
+          state text not null default 'pending',
+          attempts integer not null default 0
+        );
+        create table ${schema}.webhook_attempts (
+          id bigserial primary key,
+          message_id bigint not null references ${schema}.webhook_messages(id) on delete cascade,
+          webhook_id integer not null references ${schema}.webhooks(id) on delete cascade,
+          attempt integer not null,
+          at timestamptz not null default now(),
+          status_code integer,
+          error text
+        );
+        create index webhook_attempts_webhook on ${schema}.webhook_attempts (webhook_id, id)
+      `;
+}
+
+export interface WebhookOptions {
+  allowPrivate: boolean;
+  retry: RetryPolicy;
+  timeoutMs: number;
+}
+
+export interface WebhookRecord {
+  id: number;
+  url: string;
+  events: string[];
+  created_at: string;
+  active: boolean;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+}
+
+export interface DeliveryRecord {
+  id: number;
+  at: string;
+  event: string;
+  message_id: string;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  succeeded: boolean;
+}
+
+export interface WebhookEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** A subscription row as the core reads it (owner columns included). */
+export type WebhookRow = { id: number; url: string; events: string[]; created_at: Date; disabled_at: Date | null; disabled_reason: string | null; failed_events: number } & Record<string, unknown>;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDb = Kysely<any>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyTrx = Transaction<any>;
+/** Narrows a query of `<schema>.webhooks` to one owner's subscriptions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Scope = <Q extends SelectQueryBuilder<any, any, any>>(query: Q) => Q;
+
+export interface WebhookCoreDeps {
+  db: AnyDb;
+  schema: 'inspection' | 'cloud';
+  /** Queues the delivery job of a message (in `trx`), after `delaySeconds`. */
+  sendJob(trx: AnyTrx, messageId: number, delaySeconds?: number): Promise<void>;
+  box: SecretBox;
+  options: WebhookOptions;
+  logger: Logger;
+  /** A subscription was just disabled (in the transaction that disables it): tell its owner. */
+  disabled?(trx: AnyTrx, webhook: WebhookRow, reason: string): Promise<void>;
+}
+
+export class WebhookCore {
+  private readonly t: { webhooks: string; messages: string; attempts: string };
+
+  constructor(private readonly deps: WebhookCoreDeps) {
+    this.t = { webhooks: `${deps.schema}.webhooks`, messages: `${deps.schema}.webhook_messages`, attempts: `${deps.schema}.webhook_attempts` };
+  }
+
+  // Subscriptions
+
+  /** A new subscription with `owner`'s columns; the secret is in this answer only. */
+  async create(scope: Scope, owner: Record<string, unknown>, url: string, events: string[]): Promise<WebhookRecord & { secret: string }> {
+    const problem = urlProblem(url, this.deps.options.allowPrivate);
+    if (problem) throw ValidationError.field('url', problem);
+    const { count } = await scope(this.deps.db.selectFrom(this.t.webhooks))
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow();
+    if (Number(count) >= MAX_WEBHOOKS) throw ValidationError.field('non_field_errors', `At most ${MAX_WEBHOOKS} webhooks per account; delete one first.`);
+    const secret = newWebhookSecret();
+    const row = await this.deps.db
+      .insertInto(this.t.webhooks)
+      .values({ ...owner, url, events: JSON.stringify([...new Set(events)]), secret_sealed: this.deps.box.seal(secret) })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { ...toRecord(row as WebhookRow), secret };
+  }
+
+  async list(scope: Scope): Promise<WebhookRecord[]> {
+    const rows = await scope(this.deps.db.selectFrom(this.t.webhooks)).selectAll().orderBy('id').execute();
+    return rows.map((r) => toRecord(r as WebhookRow));
+  }
+
+  async get(scope: Scope, id: number): Promise<WebhookRecord> {
+    return toRecord(await this.find(scope, id));
+  }
+
+  async remove(scope: Scope, id: number): Promise<void> {
+    const row = await this.find(scope, id);
+    const result = await this.deps.db.deleteFrom(this.t.webhooks).where('id', '=', row.id).executeTakeFirst();
+    if (Number(result.numDeletedRows) === 0) throw notFound('Webhook');
+  }
+
+  /** The delivery log, newest first (at most `limit` attempts). */
+  async deliveries(scope: Scope, id: number, limit = 1000): Promise<DeliveryRecord[]> {
+    const row = await this.find(scope, id);
+    const attempts = await this.deps.db
+      .selectFrom(`${this.t.attempts} as a`)
+      .innerJoin(`${this.t.messages} as m`, 'm.id', 'a.message_id')
+      .select(['a.id', 'a.at', 'a.attempt', 'a.status_code', 'a.error', 'm.event', 'm.uid'])
+      .where('a.webhook_id', '=', row.id)
+      .orderBy('a.id', 'desc')
+      .limit(limit)
+      .execute();
+    return attempts.map((a) => ({
+      id: Number(a.id),
+      at: new Date(a.at).toISOString(),
+      event: a.event,
+      message_id: a.uid,
+      attempt: a.attempt,
+      status_code: a.status_code,
+      error: a.error,
+      succeeded: a.status_code !== null && a.status_code >= 200 && a.status_code < 300,
+    }));
+  }
+
+  private async find(scope: Scope, id: number): Promise<WebhookRow> {
+    const row = await scope(this.deps.db.selectFrom(this.t.webhooks)).selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) throw notFound('Webhook');
+    return row as WebhookRow;
+  }
+
+  // Events
+
+  /** Queues `events` for the active subscriptions of `scope` that asked for them, in `trx`. */
+  async emit(trx: AnyTrx, scope: Scope, events: WebhookEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const subscriptions = (await scope(trx.selectFrom(this.t.webhooks)).select(['id', 'events']).where('disabled_at', 'is', null).execute()) as { id: number; events: string[] }[];
+    for (const event of events) {
+      for (const subscription of subscriptions) {
+        if (!subscription.events.includes(event.type)) continue;
+        const uid = `msg_${crypto.randomUUID().replaceAll('-', '')}`;
+        const body = JSON.stringify({ type: event.type, timestamp: new Date().toISOString(), data: event.data });
+        const { id } = await trx.insertInto(this.t.messages).values({ uid, webhook_id: subscription.id, event: event.type, body }).returning('id').executeTakeFirstOrThrow();
+        await this.deps.sendJob(trx, Number(id));
+      }
+    }
+  }
+
+  // Delivery (the delivery job; idempotent: a message no longer pending is left alone)
+
+  async deliver(messageId: number): Promise<void> {
+    const { db, options } = this.deps;
+    const message = await db
+      .selectFrom(`${this.t.messages} as m`)
+      .innerJoin(`${this.t.webhooks} as w`, 'w.id', 'm.webhook_id')
+      .select(['m.id', 'm.uid', 'm.body', 'm.state', 'm.attempts', 'm.created_at', 'w.id as webhook_id', 'w.url', 'w.secret_sealed', 'w.disabled_at'])
+      .where('m.id', '=', messageId)
+      .executeTakeFirst();
+    if (!message || message.state !== 'pending') return;
+    if (message.disabled_at) {
+      await db.updateTable(this.t.messages).set({ state: 'failed' }).where('id', '=', messageId).execute();
+      return;
+    }
+    const attempt = message.attempts + 1;
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    try {
+      const secret = this.deps.box.open(message.secret_sealed);
+      const headers = { ...signedHeaders(secret, message.uid, new Date(), message.body), 'user-agent': 'open-inspection-webhooks/1' };
+      statusCode = (await postSafely(message.url, message.body, headers, { allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs })).status;
+    } catch (err) {
+      if (!(err instanceof OutboundError)) throw err;
+      error = err.message;
+    }
+    const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
+    const retryIn = ok ? undefined : nextRetrySeconds(options.retry, attempt, (Date.now() - new Date(message.created_at).getTime()) / 1000);
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto(this.t.attempts).values({ message_id: message.id, webhook_id: message.webhook_id, attempt, status_code: statusCode, error }).execute();
+      const state = ok ? 'delivered' : retryIn === undefined ? 'failed' : 'pending';
+      await trx.updateTable(this.t.messages).set({ attempts: attempt, state }).where('id', '=', message.id).execute();
+      if (ok) {
+        await trx.updateTable(this.t.webhooks).set({ failed_events: 0 }).where('id', '=', message.webhook_id).execute();
+      } else if (retryIn !== undefined) {
+        await this.deps.sendJob(trx, Number(message.id), retryIn);
+      } else {
+        await this.eventFailed(trx, message.webhook_id);
+      }
+    });
+    if (!ok) this.deps.logger.info({ webhookId: message.webhook_id, messageId: message.uid, attempt, statusCode, error, retryIn }, 'webhook delivery failed');
+  }
+
+  /** Every attempt of one message failed: counts towards disabling the subscription. */
+  private async eventFailed(trx: AnyTrx, webhookId: number): Promise<void> {
+    const row = (await trx
+      .updateTable(this.t.webhooks)
+      .set((eb) => ({ failed_events: eb('failed_events', '+', 1) }))
+      .where('id', '=', webhookId)
+      .returningAll()
+      .executeTakeFirstOrThrow()) as WebhookRow;
+    if (row.disabled_at || row.failed_events < DISABLE_AFTER_FAILED_EVENTS) return;
+    const reason = `The last ${row.failed_events} events could not be delivered (every attempt failed).`;
+    await trx.updateTable(this.t.webhooks).set({ disabled_at: new Date(), disabled_reason: reason }).where('id', '=', webhookId).execute();
+    await this.deps.disabled?.(trx, row, reason);
+  }
+}
+
+function toRecord(row: WebhookRow): WebhookRecord {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    created_at: new Date(row.created_at).toISOString(),
+    active: row.disabled_at === null,
+    disabled_at: row.disabled_at ? new Date(row.disabled_at).toISOString() : null,
+    disabled_reason: row.disabled_reason,
+  };
+}
