@@ -4996,7 +4996,7 @@ export interface paths {
                             azimuth: number | null;
                             /** @description How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it). */
                             computation: {
-                                /** @description north the azimuth is measured from */
+                                /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                 azimuth_reference: string;
                                 /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
                                 corners_3d: {
@@ -5011,6 +5011,8 @@ export interface paths {
                                 method: string;
                                 /** @description unit facing direction (x east, y north, z up) */
                                 normal: number[] | null;
+                                /** @description grid bearing of true north at the asset (degrees): azimuth = grid azimuth − this; null: grid north used */
+                                north_convergence_deg?: number | null;
                                 /** @description photos the item is marked on */
                                 photos: number;
                                 /** @description RMS distance of the corners from the front plane, metres */
@@ -5068,7 +5070,7 @@ export interface paths {
                                 azimuth: number | null;
                                 /** @description How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it). */
                                 computation: {
-                                    /** @description north the azimuth is measured from */
+                                    /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                     azimuth_reference: string;
                                     /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
                                     corners_3d: {
@@ -5083,6 +5085,8 @@ export interface paths {
                                     method: string;
                                     /** @description unit facing direction (x east, y north, z up) */
                                     normal: number[] | null;
+                                    /** @description grid bearing of true north at the asset (degrees): azimuth = grid azimuth − this; null: grid north used */
+                                    north_convergence_deg?: number | null;
                                     /** @description photos the item is marked on */
                                     photos: number;
                                     /** @description RMS distance of the corners from the front plane, metres */
@@ -5220,7 +5224,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** @description `model_type` required; `number` is generated per inspection; `source` is "manual". With `coords_2d` marking the front face on two or more calibrated photos, the service computes `coords_3d` ([x, y, z] of the face centre, output coordinate system, metres), `azimuth` (degrees clockwise from grid north of the output system, of the facing direction), `downtilt` (degrees of the facing direction below the horizontal), `plumb` (degrees between the vertical axis and the vertical, within the front plane), `width` (metres) and `height` (metres of the centre above `base_plate_location.z` when set, else above `ground_reference_altitude`), and says how in `computation`. Without marks those five may be entered by hand. Any change moves `additional_statuses.inventory` to 4 (review ongoing). */
+        /** @description `model_type` required; `number` is generated per inspection; `source` is "manual". With `coords_2d` marking the front face on two or more calibrated photos, the service computes `coords_3d` ([x, y, z] of the face centre, output coordinate system, metres), `azimuth` (degrees clockwise from true north of the facing direction: the grid north of the output system turned by the meridian convergence at the asset; grid north when the system is not georeferenced or the asset has no position, as `computation.azimuth_reference` says), `downtilt` (degrees of the facing direction below the horizontal), `plumb` (degrees between the vertical axis and the vertical, within the front plane), `width` (metres) and `height` (metres of the centre above `base_plate_location.z` when set, else above `ground_reference_altitude`), and says how in `computation`. Without marks those five may be entered by hand. Any change moves `additional_statuses.inventory` to 4 (review ongoing). */
         post: {
             parameters: {
                 query?: never;
@@ -5240,7 +5244,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description degrees clockwise from north; only without coords_2d (else computed) */
+                        /** @description degrees clockwise from true north; only without coords_2d (else computed) */
                         azimuth?: (number & (number | null)) | null;
                         /** @description The item's front face marked on photos: keys are photo_ids of the inspection's cameras, values the face's four corners [x, y] in 0..1 of the photo's width and height, in the order top-left, top-right, bottom-right, bottom-left as the photo shows them. Two or more photos: the service computes coords_3d, azimuth, downtilt, plumb, width and height from them (see `computation`); `{}`: no geometry. */
                         coords_2d?: {
@@ -5295,7 +5299,7 @@ export interface paths {
                             azimuth: number | null;
                             /** @description How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it). */
                             computation: {
-                                /** @description north the azimuth is measured from */
+                                /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                 azimuth_reference: string;
                                 /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
                                 corners_3d: {
@@ -5310,6 +5314,8 @@ export interface paths {
                                 method: string;
                                 /** @description unit facing direction (x east, y north, z up) */
                                 normal: number[] | null;
+                                /** @description grid bearing of true north at the asset (degrees): azimuth = grid azimuth − this; null: grid north used */
+                                north_convergence_deg?: number | null;
                                 /** @description photos the item is marked on */
                                 photos: number;
                                 /** @description RMS distance of the corners from the front plane, metres */
@@ -5572,7 +5578,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** @description Only the fields given change; new `coords_2d` recomputes the geometry, `{}` clears it. With `coords_2d` marking the front face on two or more calibrated photos, the service computes `coords_3d` ([x, y, z] of the face centre, output coordinate system, metres), `azimuth` (degrees clockwise from grid north of the output system, of the facing direction), `downtilt` (degrees of the facing direction below the horizontal), `plumb` (degrees between the vertical axis and the vertical, within the front plane), `width` (metres) and `height` (metres of the centre above `base_plate_location.z` when set, else above `ground_reference_altitude`), and says how in `computation`. Without marks those five may be entered by hand. Any change moves `additional_statuses.inventory` to 4 (review ongoing). */
+        /** @description Only the fields given change; new `coords_2d` recomputes the geometry, `{}` clears it. With `coords_2d` marking the front face on two or more calibrated photos, the service computes `coords_3d` ([x, y, z] of the face centre, output coordinate system, metres), `azimuth` (degrees clockwise from true north of the facing direction: the grid north of the output system turned by the meridian convergence at the asset; grid north when the system is not georeferenced or the asset has no position, as `computation.azimuth_reference` says), `downtilt` (degrees of the facing direction below the horizontal), `plumb` (degrees between the vertical axis and the vertical, within the front plane), `width` (metres) and `height` (metres of the centre above `base_plate_location.z` when set, else above `ground_reference_altitude`), and says how in `computation`. Without marks those five may be entered by hand. Any change moves `additional_statuses.inventory` to 4 (review ongoing). */
         patch: {
             parameters: {
                 query?: never;
@@ -5593,7 +5599,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description degrees clockwise from north; only without coords_2d (else computed) */
+                        /** @description degrees clockwise from true north; only without coords_2d (else computed) */
                         azimuth?: (number & (number | null)) | null;
                         /** @description The item's front face marked on photos: keys are photo_ids of the inspection's cameras, values the face's four corners [x, y] in 0..1 of the photo's width and height, in the order top-left, top-right, bottom-right, bottom-left as the photo shows them. Two or more photos: the service computes coords_3d, azimuth, downtilt, plumb, width and height from them (see `computation`); `{}`: no geometry. */
                         coords_2d?: {
@@ -5648,7 +5654,7 @@ export interface paths {
                             azimuth: number | null;
                             /** @description How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it). */
                             computation: {
-                                /** @description north the azimuth is measured from */
+                                /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                 azimuth_reference: string;
                                 /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
                                 corners_3d: {
@@ -5663,6 +5669,8 @@ export interface paths {
                                 method: string;
                                 /** @description unit facing direction (x east, y north, z up) */
                                 normal: number[] | null;
+                                /** @description grid bearing of true north at the asset (degrees): azimuth = grid azimuth − this; null: grid north used */
+                                north_convergence_deg?: number | null;
                                 /** @description photos the item is marked on */
                                 photos: number;
                                 /** @description RMS distance of the corners from the front plane, metres */
@@ -9477,6 +9485,705 @@ export interface paths {
                             expires_at: string;
                             /** @description The inspection the token opens */
                             inspection: number;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's webhooks (never their secrets) */
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    page_size?: number;
+                };
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description false once disabled after repeated failed deliveries */
+                            active: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            disabled_reason: string | null;
+                            events: string[];
+                            id: number;
+                            url: string;
+                        }[] | {
+                            count: number;
+                            next: string | null;
+                            previous: string | null;
+                            results: {
+                                /** @description false once disabled after repeated failed deliveries */
+                                active: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                disabled_at: string | null;
+                                disabled_reason: string | null;
+                                events: string[];
+                                id: number;
+                                url: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Subscribe a receiver to events of the account (organization, or the user without one)
+         * @description Deliveries follow Standard Webhooks (docs/inspection-service.md, "Webhooks"). The answer holds the secret, once.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        events: ("inspection.status_changed" | "inspection.additional_status_changed" | "report.ready" | "inputs_zip.ready")[];
+                        /** @description http or https URL of the receiver; private, loopback, link-local and unique-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE_ADDRESSES */
+                        url: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description false once disabled after repeated failed deliveries */
+                            active: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            disabled_reason: string | null;
+                            events: string[];
+                            id: number;
+                            /** @description The signing secret (`whsec_…`, Standard Webhooks): in this answer only, never again */
+                            secret: string;
+                            url: string;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook (never its secret) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description false once disabled after repeated failed deliveries */
+                            active: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            disabled_reason: string | null;
+                            events: string[];
+                            id: number;
+                            url: string;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a webhook and its delivery log; nothing more is sent to it */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No body */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Delivery log: every attempt, newest first (the last 1000) */
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    page_size?: number;
+                };
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description When the attempt was made
+                             */
+                            at: string;
+                            /** @description 1 for the first attempt of the event */
+                            attempt: number;
+                            /** @description Why no answer was had: refused address, DNS, connection, timeout */
+                            error: string | null;
+                            event: string;
+                            id: number;
+                            /** @description The `webhook-id` header sent (the same for every attempt of one event) */
+                            message_id: string;
+                            /** @description The receiver's answer; null when there was none (see error) */
+                            status_code: number | null;
+                            succeeded: boolean;
+                        }[] | {
+                            count: number;
+                            next: string | null;
+                            previous: string | null;
+                            results: {
+                                /**
+                                 * Format: date-time
+                                 * @description When the attempt was made
+                                 */
+                                at: string;
+                                /** @description 1 for the first attempt of the event */
+                                attempt: number;
+                                /** @description Why no answer was had: refused address, DNS, connection, timeout */
+                                error: string | null;
+                                event: string;
+                                id: number;
+                                /** @description The `webhook-id` header sent (the same for every attempt of one event) */
+                                message_id: string;
+                                /** @description The receiver's answer; null when there was none (see error) */
+                                status_code: number | null;
+                                succeeded: boolean;
+                            }[];
                         };
                     };
                 };
