@@ -223,6 +223,14 @@ describe('inspection service: retention that deletes', () => {
     assertNoServerErrors(system);
   });
 
+  it('a purged inspection can still be deleted (a stable status): the kept report goes with it', async () => {
+    const id = purged.inspection.id;
+    await owner.client.expect(204, 'DELETE', `/v1/inspections/${id}/`);
+    assert.equal((await owner.client.request('GET', `/v1/inspections/${id}/`)).status, 404);
+    await waitFor('the report deleted', async () => (await objectsOf(purged.inspection)).report === 0);
+    assertNoServerErrors(system);
+  });
+
   it('RETENTION_DAYS and RETENTION_SCHEDULE are checked at start', () => {
     assert.deepEqual([loadConfig({}).retentionDays, loadConfig({}).retentionSchedule], [365, '0 3 * * *']);
     assert.deepEqual([loadConfig({ RETENTION_DAYS: '0' }).retentionDays, loadConfig({ RETENTION_SCHEDULE: '30 1 * * 0' }).retentionSchedule], [0, '30 1 * * 0']);
