@@ -28,7 +28,10 @@ import { seededRandom } from '../src/shared/seeded-random.ts';
 
 /** A 1 px error on a corner of a 0.3 m face seen from 15 m (about 64 px across) turns it by up to ~1°. */
 const NOISY_TOLERANCE = 2;
-import { add, ANGLE_TOLERANCE, BASE, CALIBRATIONS, calibrationLookingAt, E, faceCorners, marksOn, N, rad, TRUTH, Z } from './helpers/synthetic-antenna.ts';
+import { add, ANGLE_TOLERANCE, BASE, CALIBRATIONS, calibrationLookingAt, E, faceCorners, marksOn, N, rad, trueAzimuthAtFixtureAsset, TRUTH, Z } from './helpers/synthetic-antenna.ts';
+
+/** The synthetic antenna's azimuth from true north: the scene is built in grid coordinates. */
+const TRUE_AZIMUTH = trueAzimuthAtFixtureAsset(TRUTH.azimuth);
 import { itemGeometry, triangulate, type Vec3 } from '../src/inspection/inventory/inventory-geometry.ts';
 
 describe('inventory geometry (pure)', () => {
@@ -98,7 +101,7 @@ describe('inventory by hand', () => {
     assert.equal(await inventoryStatus(), null);
     for (const n of [2, 3]) {
       const item = await account.client.expect(201, 'POST', `/v1/inspections/${inspectionId}/inventory/`, { model_type: 'panel_antenna', name: `Sector ${n}`, coords_2d: marks(n) });
-      assert.ok(Math.abs(item.azimuth - TRUTH.azimuth) < ANGLE_TOLERANCE, `azimuth ${item.azimuth} from ${n} photos`);
+      assert.ok(Math.abs(item.azimuth - TRUE_AZIMUTH) < ANGLE_TOLERANCE, `azimuth ${item.azimuth} from ${n} photos`);
       assert.ok(Math.abs(item.downtilt - TRUTH.downtilt) < ANGLE_TOLERANCE, `downtilt ${item.downtilt}`);
       assert.ok(Math.abs(item.plumb - TRUTH.plumb) < ANGLE_TOLERANCE, `plumb ${item.plumb}`);
       assert.ok(Math.abs(item.height - (TRUTH.centre[2] - BASE.z)) < 0.01, `height ${item.height}`);
@@ -109,6 +112,7 @@ describe('inventory by hand', () => {
       assert.equal(item.computation.method, 'triangulation');
       assert.equal(item.computation.photos, n);
       assert.equal(item.computation.height_reference, 'base_plate_location');
+      assert.match(item.computation.azimuth_reference, /^true north \(the output system's grid north turned by the meridian convergence at the asset, 1\.77\d°\)$/);
       assert.ok(item.computation.residual_m < 0.002, `residual ${item.computation.residual_m}`);
       assert.ok(Math.abs(item.computation.vertical_size_m - TRUTH.tall) < 0.01);
     }
@@ -133,7 +137,7 @@ describe('inventory by hand', () => {
       json.inventory_items.map((i) => i.computation.photos),
       [2, 3],
     );
-    assert.ok(Math.abs(json.inventory_items[0].azimuth - TRUTH.azimuth) < ANGLE_TOLERANCE);
+    assert.ok(Math.abs(json.inventory_items[0].azimuth - TRUE_AZIMUTH) < ANGLE_TOLERANCE);
     if (!requireTool(t, '/usr/bin/pdftoppm', 'poppler-utils')) return;
     // INVENTORY_REPORT_DIR=/some/folder keeps the PDF and its rendered pages for a person to look at.
     const dir = process.env.INVENTORY_REPORT_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'inventory-report-'));
@@ -141,7 +145,7 @@ describe('inventory by hand', () => {
     const pdfPath = path.join(dir, 'inventory-report.pdf');
     fs.writeFileSync(pdfPath, Buffer.from(await (await fetch(outputs.find((o: { output_type: string }) => o.output_type === 'report_pdf').url)).arrayBuffer()));
     const text = (await promisify(execFile)('/usr/bin/pdftotext', ['-layout', pdfPath, '-'])).stdout.replace(/\s+/g, ' ');
-    for (const expected of ['Inventory (2)', 'Sector 2', 'triangulated from 2 photos', 'triangulated from 3 photos', '120.0°', '6.0°', '31.50 m', "the asset's base plate", 'Plan view (from above)']) {
+    for (const expected of ['Inventory (2)', 'Sector 2', 'triangulated from 2 photos', 'triangulated from 3 photos', `${TRUE_AZIMUTH.toFixed(1)}°`, '6.0°', '31.50 m', "the asset's base plate", 'Plan view (from above)']) {
       assert.ok(text.includes(expected), `PDF text has "${expected}"`);
     }
     await promisify(execFile)('/usr/bin/pdftoppm', ['-png', '-r', '80', pdfPath, path.join(dir, 'page')]);
@@ -155,7 +159,7 @@ describe('inventory by hand', () => {
     try {
       const coords = Object.fromEntries(cams.map((c, i) => [String(photoIds[i]), marksOn(c, faceCorners(other))]));
       const item = await account.client.expect(201, 'POST', `/v1/inspections/${inspectionId}/inventory/`, { model_type: 'panel_antenna', coords_2d: coords });
-      assert.ok(Math.abs(item.azimuth - 250) < ANGLE_TOLERANCE, `azimuth ${item.azimuth}`);
+      assert.ok(Math.abs(item.azimuth - trueAzimuthAtFixtureAsset(250)) < ANGLE_TOLERANCE, `azimuth ${item.azimuth}`);
       assert.ok(Math.abs(item.downtilt + 3) < ANGLE_TOLERANCE, `downtilt ${item.downtilt}`);
       assert.ok(item.plumb < ANGLE_TOLERANCE, `plumb ${item.plumb}`);
       // Without a base plate, and no ground found by processing (the fixture's engine reconstructs
@@ -164,7 +168,7 @@ describe('inventory by hand', () => {
       const unreferenced = await account.client.expect(200, 'PATCH', `/v1/inspections/${inspectionId}/inventory/${item.id}/`, { coords_2d: coords });
       assert.equal(unreferenced.height, null);
       assert.equal(unreferenced.computation.height_reference, null);
-      assert.ok(Math.abs(unreferenced.azimuth - 250) < ANGLE_TOLERANCE);
+      assert.ok(Math.abs(unreferenced.azimuth - trueAzimuthAtFixtureAsset(250)) < ANGLE_TOLERANCE);
       await account.client.expect(200, 'PATCH', `/v1/inspections/${inspectionId}/`, { base_plate_location: BASE });
       await account.client.expect(204, 'DELETE', `/v1/inspections/${inspectionId}/inventory/${item.id}/`);
     } finally {
@@ -260,7 +264,7 @@ describe('inventory by hand', () => {
     assert.equal(await inventoryStatus(), 5);
     await account.client.expect(409, 'POST', `${path}review_done/`, {});
     const again = await account.client.expect(200, 'PATCH', `${path}${first.id}/`, { coords_2d: marks(3) });
-    assert.ok(Math.abs(again.azimuth - TRUTH.azimuth) < ANGLE_TOLERANCE);
+    assert.ok(Math.abs(again.azimuth - TRUE_AZIMUTH) < ANGLE_TOLERANCE);
     assert.equal(await inventoryStatus(), 4, 'a change reopens the review');
     await account.client.expect(204, 'DELETE', `${path}${first.id}/`);
     await account.client.expect(204, 'DELETE', `${path}${second.id}/`);

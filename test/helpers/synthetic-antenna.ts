@@ -73,3 +73,15 @@ export function marksOn(calibration: (typeof CALIBRATIONS)[number], corners = fa
   });
 }
 
+
+/**
+ * The azimuth from true north of a direction at `grid` degrees from grid north, at the test
+ * fixtures' asset (46.5183 N, 6.5619 E; inspection-fixtures.ts): the service turns azimuths by the
+ * meridian convergence of its UTM zone 32 (central meridian 9° E). Written here from the
+ * textbook's first-order formula γ = (λ − λ0) sin φ (exact to ~0.001° this close to the
+ * meridian), independently of the service's proj4 computation.
+ */
+export function trueAzimuthAtFixtureAsset(grid: number): number {
+  const [lat, lon, centralMeridian] = [46.5183, 6.5619, 9];
+  return grid + (lon - centralMeridian) * Math.sin(rad(lat));
+}

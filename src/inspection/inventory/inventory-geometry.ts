@@ -14,7 +14,8 @@
 //   left and right edges (bottom to top); it points out of the face, towards whoever sees its
 //   front (flipped when it points away from the cameras, e.g. corners marked mirrored);
 // - azimuth: degrees clockwise from north of n's horizontal part, 0..360, against the grid north
-//   of the output system (UTM: within ~3° of true north, the meridian convergence, not corrected);
+//   of the output system here; inventory.service.ts turns it to true north by the meridian
+//   convergence at the asset when the system is georeferenced (UTM: up to ~3°);
 // - downtilt: degrees of n below the horizontal (negative: facing upwards);
 // - plumb: degrees between the item's vertical axis and the vertical, measured within its front
 //   plane (the sideways lean; the lean front-to-back is the downtilt, not counted twice);

@@ -41,7 +41,7 @@ const Fields = {
   depth: Nullable(Num({ minimum: 0, maximum: 10_000, description: 'metres, entered by hand' })),
   // Entered by hand only for an item without marks: with marks on two or more photos the service
   // computes them and refuses them in the body (400).
-  azimuth: Angle('degrees clockwise from north; only without coords_2d (else computed)'),
+  azimuth: Angle('degrees clockwise from true north; only without coords_2d (else computed)'),
   downtilt: Angle('degrees below the horizontal; only without coords_2d (else computed)'),
   plumb: Angle('degrees from the vertical; only without coords_2d (else computed)'),
   height: Metres('metres above the asset base; only without coords_2d (else computed)'),
@@ -88,7 +88,8 @@ export const Computation = Nullable(
       vertical_size_m: Nullable(Type.Number({ description: "mean length of the face's side edges" })),
       height_reference: Nullable(Type.String({ description: "'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height" })),
       height_reference_z: Nullable(Type.Number()),
-      azimuth_reference: Type.String({ description: 'north the azimuth is measured from' }),
+      north_convergence_deg: Type.Optional(Nullable(Type.Number({ description: 'grid bearing of true north at the asset (degrees): azimuth = grid azimuth − this; null: grid north used' }))),
+      azimuth_reference: Type.String({ description: 'the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why)' }),
     },
     { description: 'How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it).' },
   ),

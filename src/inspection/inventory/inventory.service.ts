@@ -12,6 +12,7 @@ import type { InspectionAccess } from '../auth/inspection-access.ts';
 import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import type { CameraCalibration, Reconstruction } from '../pipeline/reconstruction.ts';
 import { cameraFromCalibrated } from '../../shared/pointcloud/index.ts';
+import { projectorFrom } from '../../shared/geo/projection.ts';
 import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
 import { GeometryError, itemGeometry, type FaceCorners, type MarkedPhoto } from './inventory-geometry.ts';
 import { InventoryStatus } from './inventory-statuses.ts';
@@ -67,9 +68,11 @@ export interface InventoryComputation {
   height_reference: 'base_plate_location' | 'ground_reference_altitude' | null;
   height_reference_z: number | null;
   azimuth_reference: string;
+  /** Grid bearing of true north at the asset, degrees (azimuth = grid azimuth − this); null: grid north used. */
+  north_convergence_deg?: number | null;
 }
 
-export const AZIMUTH_REFERENCE = 'grid north of the output coordinate system (extras.coordinate_system)';
+export const AZIMUTH_REFERENCE = 'grid north of the output coordinate system (extras.coordinate_system): no georeferenced reconstruction or no asset position to find true north';
 /** The fields the marks decide; given in a body beside marks they are refused. */
 const COMPUTED = ['azimuth', 'downtilt', 'plumb', 'height', 'width'] as const;
 
@@ -203,6 +206,28 @@ export class InventoryService {
     });
   }
 
+  /**
+   * True north in the output system: the grid bearing of the meridian at the asset (the meridian
+   * convergence, e.g. -1.8° at Lausanne in UTM zone 32), from the reconstruction's coordinate
+   * system and the asset's position; azimuths are turned by it. Grid north (convergence 0) when
+   * either is unknown, said in `azimuth_reference`.
+   */
+  private async northOf(inspection: InspectionRow): Promise<{ convergence: number; reference: string }> {
+    const crs = (inspection.reconstruction as Reconstruction | null)?.coordinate_system;
+    const asset = await this.db.selectFrom('inspection.assets').select(['latitude', 'longitude']).where('id', '=', inspection.asset_id).executeTakeFirst();
+    const project = crs ? projectorFrom(crs) : null;
+    if (project && asset?.latitude != null && asset.longitude != null) {
+      const [lat, lon] = [Number(asset.latitude), Number(asset.longitude)];
+      const here = project(lat, lon);
+      const up = project(Math.min(lat + 0.001, 89.999), lon);
+      if (here && up && lat + 0.001 < 90) {
+        const convergence = (Math.atan2(up.x - here.x, up.y - here.y) * 180) / Math.PI;
+        return { convergence, reference: `true north (the output system's grid north turned by the meridian convergence at the asset, ${convergence.toFixed(3)}°)` };
+      }
+    }
+    return { convergence: 0, reference: AZIMUTH_REFERENCE };
+  }
+
   private async requireItem(inspection: InspectionRow, itemId: number): Promise<InventoryItemRow> {
     const row = await this.db.selectFrom('inspection.inventory_items').selectAll().where('id', '=', itemId).where('inspection_id', '=', inspection.id).executeTakeFirst();
     if (!row) throw notFound('Inventory item');
@@ -280,6 +305,7 @@ export class InventoryService {
         : groundFound
           ? { name: 'ground_reference_altitude' as const, z: Number(inspection.ground_reference_altitude) }
           : null;
+    const north = await this.northOf(inspection);
     const xyz = (p: readonly number[]) => ({ x: round(p[0], 3), y: round(p[1], 3), z: round(p[2], 3) });
     const computation: InventoryComputation = {
       method: 'triangulation',
@@ -292,13 +318,14 @@ export class InventoryService {
       vertical_size_m: round(g.verticalSize, 3),
       height_reference: reference?.name ?? null,
       height_reference_z: reference?.z ?? null,
-      azimuth_reference: AZIMUTH_REFERENCE,
+      azimuth_reference: north.reference,
+      north_convergence_deg: north.reference === AZIMUTH_REFERENCE ? null : round(north.convergence, 4),
     };
     return {
       coords_2d: JSON.stringify(marks),
       photo_id: photoIds[0],
       coords_3d: JSON.stringify([round(g.centre[0], 3), round(g.centre[1], 3), round(g.centre[2], 3)]),
-      azimuth: round(g.azimuth, 2),
+      azimuth: round((((g.azimuth - north.convergence) % 360) + 360) % 360, 2),
       downtilt: round(g.downtilt, 2),
       plumb: round(g.plumb, 2),
       height: reference ? round(g.centre[2] - reference.z, 3) : null,

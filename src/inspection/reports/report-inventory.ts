@@ -1,8 +1,8 @@
 // The report's inventory page (issue 30 §4): a table of the items with their geometry and how it
 // was found (inventory/inventory-geometry.ts: triangulated from the marks on N photos with its
 // residual, or entered by hand), then a top-down sketch of the items that have a position: each a
-// dot at its coords_3d with an arrow along its azimuth, north up (grid north of the output
-// system), a scale bar. Heights are above `computation.height_reference` (the asset's base plate
+// dot at its coords_3d (grid axes of the output system up and right) with an arrow along its
+// azimuth, a north arrow, a scale bar. Heights are above `computation.height_reference` (the asset's base plate
 // or the ground), named under the table.
 import type { InventoryItemRecord } from '../inventory/inventory.service.ts';
 
@@ -57,7 +57,7 @@ export function drawInventory(doc: PDFKit.PDFDocument, items: InventoryItemRecor
   doc.moveDown(0.3).font('Helvetica').fontSize(8).fillColor('#555555');
   doc.text(
     latin(
-      `Azimuth: degrees clockwise from grid north of the output coordinate system, of the direction the item faces. Downtilt: degrees below the horizontal of that direction. Plumb: lean of the item's vertical axis within its front plane. Height of the item's centre above ${references.size ? [...references].map((r) => (r === 'base_plate_location' ? "the asset's base plate" : 'the ground at the asset')).join(' or ') : "the asset's base"}.`,
+      `Azimuth: degrees clockwise from ${items.some((i) => i.computation?.azimuth_reference.startsWith('grid')) ? 'north (true north; grid north of the output coordinate system where it could not be found)' : 'true north'}, of the direction the item faces. Downtilt: degrees below the horizontal of that direction. Plumb: lean of the item's vertical axis within its front plane. Height of the item's centre above ${references.size ? [...references].map((r) => (r === 'base_plate_location' ? "the asset's base plate" : 'the ground at the asset')).join(' or ') : "the asset's base"}.`,
     ),
     left,
   );
@@ -95,8 +95,10 @@ function drawSketch(doc: PDFKit.PDFDocument, items: InventoryItemRecord[], latin
   for (const item of placed) {
     const [px, py] = at(item.coords_3d[0] as number, item.coords_3d[1] as number);
     doc.circle(px, py, 2.5).fillColor('#1a3c6e').fill();
-    if (item.azimuth !== null) {
-      const a = (item.azimuth * Math.PI) / 180;
+    // The plan's axes are the output system's grid: the arrow follows the facing normal there.
+    const grid = item.computation?.normal ? Math.atan2(item.computation.normal[0], item.computation.normal[1]) : item.azimuth !== null ? (item.azimuth * Math.PI) / 180 : null;
+    if (grid !== null) {
+      const a = grid;
       const length = SKETCH / 8;
       const [ex, ey] = [px + Math.sin(a) * length, py - Math.cos(a) * length];
       doc.moveTo(px, py).lineTo(ex, ey).lineWidth(1.2).strokeColor('#c0392b').stroke();
@@ -104,14 +106,20 @@ function drawSketch(doc: PDFKit.PDFDocument, items: InventoryItemRecord[], latin
       for (const side of [-0.5, 0.5]) doc.moveTo(ex, ey).lineTo(ex - Math.sin(a + side) * back, ey + Math.cos(a + side) * back).stroke();
     }
     // The label on the side away from the arrow.
-    const away = item.azimuth === null ? 0 : ((item.azimuth + 180) * Math.PI) / 180;
+    const away = grid === null ? 0 : grid + Math.PI;
     doc.fillColor('black').font('Helvetica').fontSize(7).text(latin(`#${item.number}`), px + Math.sin(away) * 9 - 4, py - Math.cos(away) * 9 - 3, { lineBreak: false });
   }
-  // North arrow and scale bar.
-  const [nx, ny] = [left + SKETCH - 14, top + 26];
-  doc.moveTo(nx, ny).lineTo(nx, ny - 16).lineWidth(1).strokeColor('black').stroke();
-  doc.moveTo(nx - 3, ny - 11).lineTo(nx, ny - 16).lineTo(nx + 3, ny - 11).stroke();
-  doc.fontSize(7).text('N', nx - 2.5, ny + 1, { lineBreak: false });
+  // North arrow (true north, turned from the grid's up by the meridian convergence when known) and scale bar.
+  const gamma = ((placed.find((i) => typeof i.computation?.north_convergence_deg === 'number')?.computation?.north_convergence_deg ?? 0) * Math.PI) / 180;
+  const [nx, ny] = [left + SKETCH - 14, top + 18];
+  const tip = (r: number, turn = 0): [number, number] => [nx + Math.sin(gamma + turn) * r, ny - Math.cos(gamma + turn) * r];
+  const [tx, ty] = tip(10);
+  const [bx0, by0] = tip(-8);
+  doc.moveTo(bx0, by0).lineTo(tx, ty).lineWidth(1).strokeColor('black').stroke();
+  const [lx, ly] = tip(6, -0.35);
+  const [rx, ry] = tip(6, 0.35);
+  doc.moveTo(lx, ly).lineTo(tx, ty).lineTo(rx, ry).stroke();
+  doc.fontSize(7).text('N', nx - 2.5, ny + 9, { lineBreak: false });
   const barMetres = niceLength(span / 4);
   const [bx, by] = [left + 8, top + SKETCH - 12];
   doc.moveTo(bx, by).lineTo(bx + barMetres * scale, by).lineWidth(1.5).stroke();

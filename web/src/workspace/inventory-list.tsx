@@ -52,7 +52,7 @@ export function howComputed(item: InventoryItem): string {
       : c.height_reference === 'ground_reference_altitude'
         ? 'height above the ground at the asset'
         : 'no height: set the base plate location or let processing find the ground';
-  return `Computed from ${c.photos} photos${residual}; ${reference}; azimuth from grid north.`;
+  return `Computed from ${c.photos} photos${residual}; ${reference}; azimuth from ${c.azimuth_reference.startsWith('true') ? 'true' : 'grid'} north.`;
 }
 
 export function InventoryList({ inspectionId }: { inspectionId: number }) {
