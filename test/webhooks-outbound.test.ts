@@ -75,6 +75,11 @@ test('DNS is resolved once: a name resolving to a private address is refused; th
       postSafely(`http://mixed.example:${receiver.port}/`, '{}', {}, { allowPrivate: false, resolve: async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }] }),
       OutboundError,
     );
+    // A resolver that never answers counts against the time limit.
+    await assert.rejects(
+      postSafely(`http://slow-dns.example:${receiver.port}/`, '{}', {}, { allowPrivate: true, timeoutMs: 200, resolve: () => new Promise(() => undefined) }),
+      (err: Error) => err instanceof OutboundError && /ETIMEOUT/.test(err.message),
+    );
     assert.equal(receiver.requests.length, 0);
     // Allowed: the name is resolved once by our resolver and the socket connects to that address
     // (the name itself resolves nowhere).

@@ -141,7 +141,11 @@ export async function postSafely(target: string, body: string, headers: Record<s
   } else {
     let addresses: { address: string; family: number }[];
     try {
-      addresses = await (options.resolve ?? defaultResolve)(host);
+      // The lookup counts against the same time limit as the rest.
+      addresses = await Promise.race([
+        (options.resolve ?? defaultResolve)(host),
+        new Promise<never>((_resolve, reject) => deadline.addEventListener('abort', () => reject(Object.assign(new Error('timeout'), { code: 'ETIMEOUT' })), { once: true })),
+      ]);
     } catch (err) {
       throw new OutboundError(`DNS lookup of ${host} failed (${(err as NodeJS.ErrnoException).code ?? 'error'}).`);
     }
@@ -185,6 +189,8 @@ export async function postSafely(target: string, body: string, headers: Record<s
         });
         response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
         response.on('error', (err) => reject(new OutboundError(describe(err, timeoutMs))));
+        // Cut before its end (time limit, reset): no answer (a settled promise ignores this).
+        response.on('close', () => reject(new OutboundError(deadline.aborted ? `No answer within ${timeoutMs / 1000} s.` : 'Connection closed before the answer ended.')));
       },
     );
     request.on('error', (err) => reject(new OutboundError(describe(err, timeoutMs))));
