@@ -77,7 +77,7 @@ function verified(secret: string, delivery: Received): { type: string; timestamp
   return new Webhook(secret).verify(delivery.body, delivery.headers) as never;
 }
 
-test("an inspection's life: every event arrives, signed, in order, with old and new status; the secret is shown once and never logged", async () => {
+test("an inspection's life: every event arrives, signed, in order, with old and new status; the secret is shown once and never logged", async (t) => {
   const account = await system.newAccount();
   const created = await account.client.expect(201, 'POST', '/v1/webhooks/', { url: `${rx.base}/life`, events: ALL_EVENTS });
   assert.match(created.secret, /^whsec_[A-Za-z0-9+/=]+$/);
@@ -86,10 +86,12 @@ test("an inspection's life: every event arrives, signed, in order, with old and 
   const { inspection } = await processedInspection(account);
   await account.client.expect(202, 'POST', `/v1/inspections/${inspection.id}/report/`, {});
   await account.client.request('GET', `/v1/inspections/${inspection.id}/inputs/`);
+  await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/`, { additional_statuses: { rust: 14 } });
   const life = () => rx.received.filter((r) => r.path === '/life');
-  await waitFor('report.ready and inputs_zip.ready delivered', async () => {
-    const types = life().map((r) => JSON.parse(r.body).type);
-    return types.includes('report.ready') && types.includes('inputs_zip.ready');
+  await waitFor('report.ready, inputs_zip.ready and the additional status delivered', async () => {
+    const events = life().map((r) => JSON.parse(r.body));
+    const types = events.map((e) => e.type);
+    return types.includes('report.ready') && types.includes('inputs_zip.ready') && events.some((e) => e.type === 'inspection.additional_status_changed' && e.data.new_additional_statuses.rust === 14);
   });
 
   const events = life().map((r) => verified(created.secret, r));
@@ -102,10 +104,14 @@ test("an inspection's life: every event arrives, signed, in order, with old and 
   assert.equal(statuses[0].old_status, 1, 'from New');
   for (let i = 1; i < statuses.length; i++) assert.equal(statuses[i].old_status, statuses[i - 1].new_status, 'each change starts where the last ended');
   assert.equal(statuses.at(-1)!.new_status, 7);
+  t.diagnostic(`events: ${events.map((e) => (e.type === 'inspection.status_changed' ? `${e.data.old_status}->${e.data.new_status}` : e.type)).join(', ')}`);
   for (const s of statuses) assert.equal(s.inspection_id, inspection.id);
   const report = events.find((e) => e.type === 'report.ready')!;
   assert.equal(report.data.inspection_id, inspection.id);
   assert.equal(events.find((e) => e.type === 'inputs_zip.ready')!.data.inspection_id, inspection.id);
+  const additional = events.filter((e) => e.type === 'inspection.additional_status_changed').at(-1)!;
+  assert.equal((additional.data.new_additional_statuses as { rust: number }).rust, 14);
+  assert.notEqual((additional.data.old_additional_statuses as { rust: number | null }).rust, 14);
 
   // The log: one successful attempt per event.
   const log = await account.client.expect(200, 'GET', `/v1/webhooks/${created.id}/deliveries/`);
