@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { assertNoServerErrors, processedInspection, setCreatedAt, waitFor } from './helpers/inspection-fixtures.ts';
+import { assertNoServerErrors, processedInspection, setCreatedAt, uploadedInspection, waitFor } from './helpers/inspection-fixtures.ts';
 import { StorageQuota } from '../src/inspection/limits/storage-quota.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
@@ -179,6 +179,15 @@ describe('inspection service: retention that deletes', () => {
     const refused = await owner.client.request('PATCH', `/v1/inspections/${busy.id}/`, { status: 24 });
     assert.equal(refused.status, 409, JSON.stringify(refused.body));
     assert.equal((await system.inspection.inspectionRows.findAny(busy.id)).purged_at, null);
+    // A report being built from the photos: 409 too, and the sweep leaves it for the next day.
+    const reporting = await owner.client.createInspection({ asset: sameOrg.asset.id });
+    await sql`update inspection.inspections set report_status = 'processing', report_requested_at = now() where id = ${reporting.id}`.execute(system.inspection.db);
+    const waiting = await owner.client.request('PATCH', `/v1/inspections/${reporting.id}/`, { status: 24 });
+    assert.equal(waiting.status, 409, JSON.stringify(waiting.body));
+    assert.match(waiting.body.detail, /report being built/);
+    await setCreatedAt(system, reporting.id, new Date(Date.now() - 40 * DAY_MS));
+    assert.equal(await system.inspection.retention.sweep(new Date()), 0);
+    assert.equal((await system.inspection.inspectionRows.findAny(reporting.id)).purged_at, null);
   });
 
   it('an organization\'s own period overrides RETENTION_DAYS (0: kept for ever); an inspection set to 24 before purging existed is purged', async () => {
@@ -229,6 +238,15 @@ describe('inspection service: retention that deletes', () => {
     assert.equal((await owner.client.request('GET', `/v1/inspections/${id}/`)).status, 404);
     await waitFor('the report deleted', async () => (await objectsOf(purged.inspection)).report === 0);
     assertNoServerErrors(system);
+  });
+
+  it('an inputs ZIP build queued before the inspection was given up builds nothing', async () => {
+    const up = await uploadedInspection(owner);
+    const id = up.inspection.id;
+    await sql`update inspection.inspections set inputs_zip_status = 'processing', inputs_zip_requested_at = now(), purged_at = now() where id = ${id}`.execute(system.inspection.db);
+    await system.inspection.inputs.build(id);
+    assert.equal((await objectsOf(up.inspection)).ownOther, 0, 'no ZIP written');
+    assert.equal((await system.inspection.inspectionRows.findAny(id)).inputs_zip_key, null);
   });
 
   it('RETENTION_DAYS and RETENTION_SCHEDULE are checked at start', () => {

@@ -94,7 +94,8 @@ export class InputsZipService {
     const previous = await this.db.transaction().execute(async (trx) => {
       const locked = await this.inspections.lock(trx, inspection.id);
       const current = locked.inputs_zip_status === 'processing' && locked.inputs_zip_requested_at?.getTime() === generation;
-      if (!current || locked.deleted_at) return undefined; // superseded: a newer request (or new inputs) took over
+      // Superseded: a newer request (or new inputs) took over; or retention gave the inputs up meanwhile (its purge may have run already).
+      if (!current || locked.deleted_at || locked.purged_at) return undefined;
       await this.inspections.inputsZipReady(trx, inspection.id, zipKey);
       await this.notifications.inputsReady(trx, locked, url, MAIL_URL_TTL_SECONDS / 3600);
       return locked.inputs_zip_key ?? null;

@@ -6,7 +6,8 @@
 //   (0: kept for ever). Inspections of a user without an organization follow RETENTION_DAYS.
 // - A daily job (RETENTION_SCHEDULE, pg-boss schedule) sweeps: each expired inspection in a
 //   stable status is given up (`purged_at` set) and a purge job queued in the same transaction.
-//   Work under way (statuses 2-5, 12, 20, 25) is left to finish; the next sweep takes it.
+//   Work under way (statuses 2-5, 12, 20, 25, or a report being built from the photos) is left
+//   to finish; the next sweep takes it.
 // - A client's PATCH/PUT to status 24 (spec: any status may be set) gives it up the same way.
 // - Once given up, every route serving the deleted data answers 410 `purged` (purged.ts), before
 //   the purge job has even run: nothing is handed out that is about to go.
@@ -22,7 +23,7 @@ import type { CloudClient } from '../cloud-client/cloud-client.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
 import { ApiError, conflict } from '../../infra/http/errors.ts';
-import { inspectionFiles, type FileStore } from '../storage/inspection-files.ts';
+import { inspectionFiles, STALE_BUILD_MS, type FileStore } from '../storage/inspection-files.ts';
 import { PURGEABLE_STATUSES } from '../inspections/inspection-transitions.ts';
 import { STABLE_STATUSES, Status } from '../inspections/statuses.ts';
 
@@ -57,7 +58,7 @@ export class RetentionService {
         const done = await this.inspections.db.transaction().execute(async (trx) => {
           const row = await this.inspections.lock(trx, id);
           // Re-checked under the lock: deleted, given up or set to work meanwhile is left alone.
-          if (row.deleted_at || row.purged_at || !isPurgeable(row.status)) return false;
+          if (row.deleted_at || row.purged_at || !isPurgeable(row.status) || reportBuilding(row)) return false;
           return this.giveUp(trx, row, now);
         });
         if (done) given++;
@@ -77,6 +78,7 @@ export class RetentionService {
     if (!STABLE_STATUSES.has(locked.status)) {
       throw conflict(`Status 24 deletes the inspection's data: it must be in a stable status first; work is under way (status ${locked.status}).`);
     }
+    if (reportBuilding(locked)) throw conflict('Status 24 deletes the inspection\'s photos: wait until the report being built is available (report_status).');
     await this.giveUp(trx, locked, new Date());
   }
 
@@ -124,6 +126,11 @@ export class RetentionService {
     } while (continuationToken);
     return deleted;
   }
+}
+
+/** A report is being built from the photos: the purge waits for it (the sweep takes the inspection the next day). */
+function reportBuilding(row: InspectionRow): boolean {
+  return row.report_status === 'processing' && row.report_requested_at !== null && Date.now() - row.report_requested_at.getTime() < STALE_BUILD_MS;
 }
 
 function isPurgeable(status: number): boolean {
