@@ -392,7 +392,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     shareTokenTtlSeconds: seconds('SHARE_TOKEN_TTL_SECONDS', 30 * 24 * 3600, 60),
     shareTokenMaxTtlSeconds: seconds('SHARE_TOKEN_MAX_TTL_SECONDS', 90 * 24 * 3600, 60),
     shareTokenUrlTtlSeconds: v.int('SHARE_TOKEN_URL_TTL_SECONDS', 600, { min: 1, max: 3600 }),
-    retentionDays: v.int('RETENTION_DAYS', 365, { max: 100 * 365 }),
+    // 0 by default: an installation deletes nobody's photos until its administrator chooses a period.
+    retentionDays: v.int('RETENTION_DAYS', 0, { max: 100 * 365 }),
     retentionSchedule: v.string('RETENTION_SCHEDULE')?.trim() || '0 3 * * *',
     webhookAllowPrivateAddresses: v.bool('WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
     webhookRetryBaseSeconds: v.int('WEBHOOK_RETRY_BASE_SECONDS', 30, { max: 6 * 3600 }),

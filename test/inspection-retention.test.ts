@@ -250,8 +250,8 @@ describe('inspection service: retention that deletes', () => {
   });
 
   it('RETENTION_DAYS and RETENTION_SCHEDULE are checked at start', () => {
-    assert.deepEqual([loadConfig({}).retentionDays, loadConfig({}).retentionSchedule], [365, '0 3 * * *']);
-    assert.deepEqual([loadConfig({ RETENTION_DAYS: '0' }).retentionDays, loadConfig({ RETENTION_SCHEDULE: '30 1 * * 0' }).retentionSchedule], [0, '30 1 * * 0']);
+    assert.deepEqual([loadConfig({}).retentionDays, loadConfig({}).retentionSchedule], [0, '0 3 * * *'], 'by default nothing is deleted by age');
+    assert.deepEqual([loadConfig({ RETENTION_DAYS: '30' }).retentionDays, loadConfig({ RETENTION_SCHEDULE: '30 1 * * 0' }).retentionSchedule], [30, '30 1 * * 0']);
     assert.throws(() => loadConfig({ RETENTION_DAYS: 'a year' }), (err: Error) => err instanceof ConfigError && /RETENTION_DAYS must be an integer from 0 to 36500, got "a year"/.test(err.message));
     assert.throws(() => loadConfig({ RETENTION_SCHEDULE: 'daily' }), (err: Error) => err instanceof ConfigError && /RETENTION_SCHEDULE must be a cron expression of five fields/.test(err.message));
   });
