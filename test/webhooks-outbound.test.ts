@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadConfig, ConfigError } from '../src/config.ts';
+import { DEFAULT_RETRY_POLICY, nextRetrySeconds } from '../src/infra/webhooks/signing.ts';
 import { isForbiddenAddress, MAX_BODY_BYTES, MAX_RESPONSE_BYTES, OutboundError, postSafely, urlProblem } from '../src/infra/webhooks/outbound.ts';
 
 async function server(handler: http.RequestListener): Promise<{ port: number; requests: http.IncomingMessage[]; close(): Promise<void> }> {
@@ -116,4 +118,28 @@ test('redirects are not followed, bodies are bounded, a receiver that does not a
   } finally {
     await Promise.all([target.close(), redirecting.close(), big.close(), silent.close()]);
   }
+});
+
+test('WEBHOOK_* settings: defaults, and a bad value stops the start naming the variable', () => {
+  const defaults = loadConfig({});
+  assert.deepEqual([defaults.webhookAllowPrivateAddresses, defaults.webhookRetryBaseSeconds, defaults.webhookMaxAttempts], [false, 30, 20]);
+  assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' }).webhookAllowPrivateAddresses, true);
+  assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'maybe' }), (err: Error) => err instanceof ConfigError && /WEBHOOK_ALLOW_PRIVATE_ADDRESSES/.test(err.message));
+  assert.throws(() => loadConfig({ WEBHOOK_MAX_ATTEMPTS: '0' }), (err: Error) => err instanceof ConfigError && /WEBHOOK_MAX_ATTEMPTS/.test(err.message));
+  assert.throws(() => loadConfig({ WEBHOOK_RETRY_BASE_SECONDS: '-1' }), (err: Error) => err instanceof ConfigError && /WEBHOOK_RETRY_BASE_SECONDS/.test(err.message));
+});
+
+test('retry schedule: 30 s doubling, at most 6 h apart, within 24 h of the first attempt', () => {
+  const delays: number[] = [];
+  let elapsed = 0;
+  for (let attempt = 1; ; attempt++) {
+    const next = nextRetrySeconds(DEFAULT_RETRY_POLICY, attempt, elapsed);
+    if (next === undefined) break;
+    delays.push(next);
+    elapsed += next;
+  }
+  assert.deepEqual(delays.slice(0, 4), [30, 60, 120, 240]);
+  assert.equal(delays.length + 1, 13, '13 attempts');
+  assert.ok(elapsed <= 24 * 3600 && Math.max(...delays) === 6 * 3600);
+  assert.equal(nextRetrySeconds({ baseSeconds: 0, maxAttempts: 3, windowSeconds: 86400 }, 3, 0), undefined, 'WEBHOOK_MAX_ATTEMPTS bounds them');
 });

@@ -55,7 +55,7 @@ const MAX_DELAY_SECONDS = 6 * 3600;
 
 /**
  * Retries: `baseSeconds` doubling (capped at 6 h) while the next attempt falls within
- * `windowSeconds` of the first, at most `maxAttempts` in all. Default: 30 s, 60 s, … — 14 attempts
+ * `windowSeconds` of the first, at most `maxAttempts` in all. Default: 30 s, 60 s, … — 13 attempts
  * over 24 h.
  */
 export interface RetryPolicy {
