@@ -5,11 +5,14 @@
 // WEBHOOK_ALLOW_PRIVATE_ADDRESSES; other organizations' 404; the secret never shown or logged again.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import dns from 'node:dns';
 import http from 'node:http';
+import os from 'node:os';
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
+import { isForbiddenAddress } from '../src/infra/webhooks/outbound.ts';
 import { startTestSystem, type TestSystem } from './helpers/test-system.ts';
 import { assertNoServerErrors, outbox, processedInspection, waitFor } from './helpers/inspection-fixtures.ts';
 
@@ -213,4 +216,28 @@ test('without WEBHOOK_ALLOW_PRIVATE_ADDRESSES a private receiver is a 400 at sub
   assert.equal((await account.client.expect(201, 'POST', '/v1/webhooks/', { url: 'https://hooks.example.com/in', events: ['report.ready'] })).url, 'https://hooks.example.com/in');
   assertNoServerErrors(strict);
   assertNoServerErrors(system);
+});
+
+test('without the setting, a host name that resolves to a private address passes subscription but is refused at delivery', async (t) => {
+  // The machine's own name resolves to itself (loopback or a private address) on ordinary hosts.
+  const host = os.hostname();
+  const addresses = await dns.promises.lookup(host, { all: true }).catch(() => []);
+  if (addresses.length === 0 || !addresses.some((a) => isForbiddenAddress(a.address))) {
+    t.skip(`${host} does not resolve to a private address here`);
+    return;
+  }
+  const account = await strict.newAccount();
+  const port = new URL(rx.base).port;
+  const hook = await account.client.expect(201, 'POST', '/v1/webhooks/', { url: `http://${host}:${port}/rebound`, events: ['inspection.status_changed'] });
+  const asset = await account.client.createAsset({ name: 'Mast', type: 1, latitude: '46.5', longitude: '6.5' } as never);
+  const inspection = await account.client.createInspection({ asset: asset.id, name: 'Rebound' });
+  await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/`, { status: 2 });
+  const [first] = await waitFor('the first attempt logged', async () => {
+    const log = await account.client.expect(200, 'GET', `/v1/webhooks/${hook.id}/deliveries/`);
+    return log.length > 0 && log;
+  });
+  assert.equal(first.status_code, null);
+  assert.match(first.error, /private/);
+  assert.equal(first.succeeded, false);
+  assert.equal(rx.received.filter((r) => r.path === '/rebound').length, 0, 'nothing reached the receiver');
 });
