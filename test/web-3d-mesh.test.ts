@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Browser } from 'playwright-core';
 import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { chromiumMissingReason, countCanvasPixels, launchChromium, openWatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, countCanvasPixels, launchChromium, openWatchedPage } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
 import { createPointCloud } from '../src/shared/pointcloud/point-cloud.ts';
 import { writePly } from '../src/shared/pointcloud/ply.ts';
@@ -27,10 +27,7 @@ const PLANE_Z = 12.5;
 const MESH_RGB = [220, 40, 200] as const;
 
 function skipReason(): string | undefined {
-  if (process.env.DATABASE_URL) return 'the browser checks run once, on the embedded database (CI runs them in its PGlite pass)';
-  const missing = chromiumMissingReason();
-  if (missing && process.env.CI === 'true') throw new Error(`${missing}; CI must install it`);
-  return missing;
+  return browserTestSkipReason();
 }
 
 /** A 20 m x 20 m grid of points (grey) and the same square as a mesh (magenta), at PLANE_Z. */

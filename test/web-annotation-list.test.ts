@@ -22,7 +22,7 @@ import { parseRoute, routeHref } from '../web/src/app/routes.ts';
 import { allowanceAmount, allowanceWords, backendName, engineName, formatDate, formatDateTime, lockoutMessage, PROCESSING_BACKENDS } from '../web/src/lib/plain-words.ts';
 import { assetDistanceWarning, centreOf, distanceMetres, formatCoordinate, formatDistance, formatLatLon, formatPosition, groupOverlapping } from '../web/src/lib/map-geometry.ts';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { chromiumMissingReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 
@@ -125,13 +125,7 @@ test('sign-in lock-out: the end time (rounded up to the minute) and that the rig
 });
 
 function skipReason(): string | undefined {
-  if (process.env.DATABASE_URL) return 'the browser tests run once, on the embedded database (CI runs them in its PGlite pass)';
-  const chromium = chromiumMissingReason();
-  if (chromium) {
-    if (process.env.CI === 'true') throw new Error(`${chromium}; CI must install it`);
-    return chromium;
-  }
-  return undefined;
+  return browserTestSkipReason();
 }
 
 describe('web console: the annotation list', { skip: skipReason() }, () => {

@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { sql } from 'kysely';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { chromiumMissingReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
 import { axeBlocking, axeSummary, axeViolations } from './helpers/axe.ts';
 import { BASE, CALIBRATIONS, marksOn, trueAzimuthAtFixtureAsset, TRUTH } from './helpers/synthetic-antenna.ts';
@@ -26,13 +26,7 @@ import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 const WEB_AZIMUTH_TOLERANCE = 10;
 
 function skipReason(): string | undefined {
-  if (process.env.DATABASE_URL) return 'the browser tests run once, on the embedded database (CI runs them in its PGlite pass)';
-  const chromium = chromiumMissingReason();
-  if (chromium) {
-    if (process.env.CI === 'true') throw new Error(`${chromium}; CI must install it`);
-    return chromium;
-  }
-  return undefined;
+  return browserTestSkipReason();
 }
 
 describe('web console: inventory by hand', { skip: skipReason() }, () => {

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { chromiumMissingReason, countCanvasPixels, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, countCanvasPixels, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
 import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 
@@ -24,14 +24,7 @@ const LUND = path.resolve(import.meta.dirname, '../../shared/datasets/lund/image
 const SCREENSHOTS = process.env.WEB_SCREENSHOTS_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'oi-console-screens-'));
 
 function skipReason(): string | undefined {
-  if (process.env.DATABASE_URL) return 'the browser journeys run once, on the embedded database (CI runs them in its PGlite pass)';
-  const chromium = chromiumMissingReason();
-  if (chromium) {
-    if (process.env.CI === 'true') throw new Error(`${chromium}; CI must install it`);
-    return chromium;
-  }
-  if (!fs.existsSync(LUND)) return `${LUND} not found`;
-  return undefined;
+  return browserTestSkipReason(() => (fs.existsSync(LUND) ? undefined : `${LUND} not found`));
 }
 
 describe('web console journeys', { skip: skipReason() }, () => {

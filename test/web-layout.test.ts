@@ -21,7 +21,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Browser, Page } from 'playwright-core';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { chromiumMissingReason, launchChromium } from './helpers/browser.ts';
+import { browserTestSkipReason, launchChromium } from './helpers/browser.ts';
 import { axeBlocking, axeSummary, axeViolations } from './helpers/axe.ts';
 import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
 import { createPointCloud } from '../src/shared/pointcloud/point-cloud.ts';
@@ -40,14 +40,7 @@ const SIZES = [
 ];
 
 function skipReason(): string | undefined {
-  if (process.env.DATABASE_URL) return 'layout and accessibility do not depend on the database: checked once, in the PGlite pass';
-  const chromium = chromiumMissingReason();
-  if (chromium) {
-    if (process.env.CI === 'true') throw new Error(`${chromium}; CI must install it`);
-    return chromium;
-  }
-  if (!fs.existsSync(LUND)) return `${LUND} not found`;
-  return undefined;
+  return browserTestSkipReason(() => (fs.existsSync(LUND) ? undefined : `${LUND} not found`));
 }
 
 /** A 10 m square of 21x21 grey points around the inspection's cameras' area (UTM 33N near Lund). */

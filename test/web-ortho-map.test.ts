@@ -14,7 +14,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { Browser } from 'playwright-core';
 import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { chromiumMissingReason, launchChromium, openWatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, launchChromium, openWatchedPage } from './helpers/browser.ts';
 import { startFakeNodeOdm, FAKE_ORIGIN, type FakeNodeOdm } from './helpers/fake-nodeodm.ts';
 import { GDAL_TRANSLATE, quadrantCog } from './helpers/ortho-fixtures.ts';
 import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
@@ -28,11 +28,7 @@ const VIEWPORTS = [
 ];
 
 function skipReason(): string | undefined {
-  if (process.env.DATABASE_URL) return 'the browser checks run once, on the embedded database (CI runs them in its PGlite pass)';
-  const missing = chromiumMissingReason() ?? (fs.existsSync(GDAL_TRANSLATE) ? undefined : `${GDAL_TRANSLATE} is not installed (Debian package gdal-bin)`);
-  if (missing && process.env.CI === 'true') throw new Error(`${missing}; CI must install it`);
-  if (missing) console.log(`# skipped: ${missing}`);
-  return missing;
+  return browserTestSkipReason(() => (fs.existsSync(GDAL_TRANSLATE) ? undefined : `${GDAL_TRANSLATE} is not installed (Debian package gdal-bin)`));
 }
 
 /** Pixels of a screenshot close to an exact colour of the orthophoto. */

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { chromiumMissingReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
 import { assertNoServerErrors, demoImages } from './helpers/inspection-fixtures.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 
@@ -41,13 +41,7 @@ const VIEWPORTS = [
 ];
 
 function skipReason(): string | undefined {
-  if (process.env.DATABASE_URL) return 'the browser tests run once, on the embedded database (CI runs them in its PGlite pass)';
-  const chromium = chromiumMissingReason();
-  if (chromium) {
-    if (process.env.CI === 'true') throw new Error(`${chromium}; CI must install it`);
-    return chromium;
-  }
-  return undefined;
+  return browserTestSkipReason();
 }
 
 /** What a page did that the payload could have made it do: beacon requests, CSP violations. */

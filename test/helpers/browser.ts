@@ -12,6 +12,19 @@ export function chromiumMissingReason(): string | undefined {
   return fs.existsSync(CHROMIUM_PATH) ? undefined : `${CHROMIUM_PATH} not found (Debian package chromium)`;
 }
 
+/**
+ * Why a browser test file skips, or undefined to run it: the browser tests run once, in CI's PGlite
+ * pass (not again with DATABASE_URL); without Chromium (or what `alsoMissing` names, e.g. a
+ * dataset or a system tool) they skip with the reason printed, but fail under CI=true.
+ */
+export function browserTestSkipReason(alsoMissing?: () => string | undefined): string | undefined {
+  if (process.env.DATABASE_URL) return 'the browser tests run once, on the embedded database (CI runs them in its PGlite pass)';
+  const missing = chromiumMissingReason() ?? alsoMissing?.();
+  if (missing && process.env.CI === 'true') throw new Error(`${missing}; CI must install it`);
+  if (missing) console.log(`# skipped: ${missing}`);
+  return missing;
+}
+
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
