@@ -18,6 +18,8 @@ import { newWebhookSecret, nextRetrySeconds, signedHeaders, type RetryPolicy, ty
 
 /** Messages in a row whose every attempt failed before a subscription is disabled. */
 export const DISABLE_AFTER_FAILED_EVENTS = 5;
+/** How long an event waits for an older one's first attempt before it looks again. */
+const ORDER_WAIT_SECONDS = 1;
 /** Subscriptions per owner. */
 export const MAX_WEBHOOKS = 20;
 
@@ -215,6 +217,24 @@ export class WebhookCore {
     if (message.disabled_at) {
       await db.updateTable(this.t.messages).set({ state: 'failed' }).where('id', '=', messageId).execute();
       return;
+    }
+    // First attempts go out in the order of the events: while an older event of the subscription
+    // has not had its first attempt (its job waits or runs right now), this one waits a second.
+    // Retries do not hold newer events back.
+    if (message.attempts === 0) {
+      const older = await db
+        .selectFrom(this.t.messages)
+        .select('id')
+        .where('webhook_id', '=', message.webhook_id)
+        .where('id', '<', message.id)
+        .where('state', '=', 'pending')
+        .where('attempts', '=', 0)
+        .limit(1)
+        .executeTakeFirst();
+      if (older) {
+        await this.deps.sendJob(db as AnyTrx, Number(message.id), ORDER_WAIT_SECONDS);
+        return;
+      }
     }
     const attempt = message.attempts + 1;
     let statusCode: number | null = null;
