@@ -177,7 +177,11 @@ describe('inspection service: reports', () => {
     assert.ok(!('share_token' in json) && !('share_link' in json));
     assert.ok(!('image_annotations' in json), 'include_annotations: false');
     assert.ok(!('email' in json.reported_by));
-    assert.deepEqual(json.plans_2d, []);
+    // Only the point measurement is included: one plan on a plain background (no orthomosaic), saying why.
+    assert.equal(json.plans_2d.length, 1, JSON.stringify(json.plans_2d));
+    assert.equal(json.plans_2d[0].raster, null);
+    assert.match(json.plans_2d[0].no_raster_reason, /no orthomosaic/);
+    assert.deepEqual(json.plans_2d[0].items_drawn, { annotations: [], inventory_items: [], measurements: [json.measurements[0].id] });
     assert.equal(json.extra_remarks, 'Climb needed for leg C.');
     assert.equal(json.options.include_only_visible, true);
     if (!requireTool(t, '/usr/bin/pdftotext', 'poppler-utils')) return;

@@ -155,7 +155,7 @@ export async function renderTile(cog: StoredCog, bounds: LatLonBounds, z: number
 }
 
 /** The window's pixels, interleaved; whatever the decoder throws on a broken file is a refusal. */
-async function readWindow(level: CogLevel, window: [number, number, number, number], decoders?: Pool): Promise<Uint8Array> {
+export async function readWindow(level: CogLevel, window: [number, number, number, number], decoders?: Pool): Promise<Uint8Array> {
   try {
     return (await level.image.readRGB({ window, interleave: true, enableAlpha: true, pool: decoders ?? null })) as unknown as Uint8Array;
   } catch (err) {

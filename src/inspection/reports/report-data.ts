@@ -14,6 +14,7 @@ import { statusDescription } from '../inspections/statuses.ts';
 import { mapInventoryItem, type InventoryItemRecord } from '../inventory/inventory.service.ts';
 import { quantitiesOf } from '../measurements/quantities.ts';
 import type { Extras } from '../extras/extras.service.ts';
+import type { Plan2d } from './report-plan.ts';
 
 export interface ReportAnnotation {
   id: number;
@@ -126,8 +127,8 @@ export interface ReportData {
   /** With include_sharetoken: a read-only share token made for this report (auth/share-tokens.ts), and its link. */
   share_token?: string;
   share_link?: string;
-  /** 2D plans are not produced yet: always empty when asked for. */
-  plans_2d?: unknown[];
+  /** With include_2d_plans: the plans drawn (report-plan.ts); empty when nothing has a position. */
+  plans_2d?: Plan2d[];
 }
 
 export interface ReportSources {

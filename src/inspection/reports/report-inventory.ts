@@ -94,42 +94,56 @@ function drawSketch(doc: PDFKit.PDFDocument, items: InventoryItemRecord[], latin
   doc.rect(left, top, SKETCH, SKETCH).lineWidth(0.5).strokeColor('#999999').stroke();
   for (const item of placed) {
     const [px, py] = at(item.coords_3d[0] as number, item.coords_3d[1] as number);
-    doc.circle(px, py, 2.5).fillColor('#1a3c6e').fill();
-    // The plan's axes are the output system's grid: the arrow follows the facing normal there.
-    const grid = item.computation?.normal ? Math.atan2(item.computation.normal[0], item.computation.normal[1]) : item.azimuth !== null ? (item.azimuth * Math.PI) / 180 : null;
-    if (grid !== null) {
-      const a = grid;
-      const length = SKETCH / 8;
-      const [ex, ey] = [px + Math.sin(a) * length, py - Math.cos(a) * length];
-      doc.moveTo(px, py).lineTo(ex, ey).lineWidth(1.2).strokeColor('#c0392b').stroke();
-      const back = 5;
-      for (const side of [-0.5, 0.5]) doc.moveTo(ex, ey).lineTo(ex - Math.sin(a + side) * back, ey + Math.cos(a + side) * back).stroke();
-    }
-    // The label on the side away from the arrow.
-    const away = grid === null ? 0 : grid + Math.PI;
-    doc.fillColor('black').font('Helvetica').fontSize(7).text(latin(`#${item.number}`), px + Math.sin(away) * 9 - 4, py - Math.cos(away) * 9 - 3, { lineBreak: false });
+    drawItemMarker(doc, item, px, py, SKETCH / 8, latin);
   }
-  // North arrow (true north, turned from the grid's up by the meridian convergence when known) and scale bar.
-  const gamma = ((placed.find((i) => typeof i.computation?.north_convergence_deg === 'number')?.computation?.north_convergence_deg ?? 0) * Math.PI) / 180;
-  const [nx, ny] = [left + SKETCH - 14, top + 18];
-  const tip = (r: number, turn = 0): [number, number] => [nx + Math.sin(gamma + turn) * r, ny - Math.cos(gamma + turn) * r];
-  const [tx, ty] = tip(10);
-  const [bx0, by0] = tip(-8);
-  doc.moveTo(bx0, by0).lineTo(tx, ty).lineWidth(1).strokeColor('black').stroke();
-  const [lx, ly] = tip(6, -0.35);
-  const [rx, ry] = tip(6, 0.35);
-  doc.moveTo(lx, ly).lineTo(tx, ty).lineTo(rx, ry).stroke();
-  doc.fontSize(7).text('N', nx - 2.5, ny + 9, { lineBreak: false });
-  const barMetres = niceLength(span / 4);
-  const [bx, by] = [left + 8, top + SKETCH - 12];
-  doc.moveTo(bx, by).lineTo(bx + barMetres * scale, by).lineWidth(1.5).stroke();
-  doc.fontSize(7).text(`${barMetres} m`, bx, by + 2, { lineBreak: false });
+  drawNorthArrow(doc, left + SKETCH - 14, top + 18, northConvergence(placed));
+  drawScaleBar(doc, left + 8, top + SKETCH - 12, span, scale);
   doc.font('Helvetica').fontSize(8).fillColor('#555555').text(latin('Dots: item centres; arrows: the direction each item faces.'), left, top + SKETCH + 4);
   doc.fillColor('black').fontSize(10);
   doc.x = left;
 }
 
-function niceLength(metres: number): number {
+/** An item at page point (px, py): a dot, an arrow of `length` points along the direction it faces (the plan's axes are the output system's grid: the facing normal there), its number on the other side. Also drawn on the 2D plan (report-plan-page.ts). */
+export function drawItemMarker(doc: PDFKit.PDFDocument, item: InventoryItemRecord, px: number, py: number, length: number, latin: (text: string) => string): void {
+  doc.circle(px, py, 2.5).fillColor('#1a3c6e').fill();
+  const grid = item.computation?.normal ? Math.atan2(item.computation.normal[0], item.computation.normal[1]) : item.azimuth !== null ? (item.azimuth * Math.PI) / 180 : null;
+  if (grid !== null) {
+    const a = grid;
+    const [ex, ey] = [px + Math.sin(a) * length, py - Math.cos(a) * length];
+    doc.moveTo(px, py).lineTo(ex, ey).lineWidth(1.2).strokeColor('#c0392b').stroke();
+    const back = 5;
+    for (const side of [-0.5, 0.5]) doc.moveTo(ex, ey).lineTo(ex - Math.sin(a + side) * back, ey + Math.cos(a + side) * back).stroke();
+  }
+  // The label on the side away from the arrow.
+  const away = grid === null ? 0 : grid + Math.PI;
+  doc.fillColor('black').font('Helvetica').fontSize(7).text(latin(`#${item.number}`), px + Math.sin(away) * 9 - 4, py - Math.cos(away) * 9 - 3, { lineBreak: false });
+}
+
+/** Radians from the grid's up to true north (meridian convergence) where an item's computation found it; 0 otherwise. */
+export function northConvergence(items: InventoryItemRecord[]): number {
+  return ((items.find((i) => typeof i.computation?.north_convergence_deg === 'number')?.computation?.north_convergence_deg ?? 0) * Math.PI) / 180;
+}
+
+/** A north arrow centred at (nx, ny), turned `gamma` radians clockwise from the page's up. */
+export function drawNorthArrow(doc: PDFKit.PDFDocument, nx: number, ny: number, gamma: number, colour = 'black'): void {
+  const tip = (r: number, turn = 0): [number, number] => [nx + Math.sin(gamma + turn) * r, ny - Math.cos(gamma + turn) * r];
+  const [tx, ty] = tip(10);
+  const [bx0, by0] = tip(-8);
+  doc.moveTo(bx0, by0).lineTo(tx, ty).lineWidth(1).strokeColor(colour).stroke();
+  const [lx, ly] = tip(6, -0.35);
+  const [rx, ry] = tip(6, 0.35);
+  doc.moveTo(lx, ly).lineTo(tx, ty).lineTo(rx, ry).stroke();
+  doc.fillColor(colour).fontSize(7).text('N', nx - 2.5, ny + 9, { lineBreak: false });
+}
+
+/** A scale bar from (bx, by) of a round length near a quarter of `span` metres, at `scale` points per metre (that length: `niceLength(span / 4)`). */
+export function drawScaleBar(doc: PDFKit.PDFDocument, bx: number, by: number, span: number, scale: number, colour = 'black'): void {
+  const barMetres = niceLength(span / 4);
+  doc.moveTo(bx, by).lineTo(bx + barMetres * scale, by).lineWidth(1.5).strokeColor(colour).stroke();
+  doc.fillColor(colour).fontSize(7).text(`${barMetres} m`, bx, by + 2, { lineBreak: false });
+}
+
+export function niceLength(metres: number): number {
   const power = 10 ** Math.floor(Math.log10(metres));
   for (const step of [1, 2, 5, 10]) if (step * power >= metres) return step * power;
   return 10 * power;

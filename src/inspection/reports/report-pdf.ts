@@ -9,6 +9,8 @@ import type { ReportAnnotation, ReportData } from './report-data.ts';
 import type { Crop } from './photo-crops.ts';
 import { severityName } from './severity-names.ts';
 import { drawInventory } from './report-inventory.ts';
+import { drawPlanPage } from './report-plan-page.ts';
+import type { PlanDrawing } from './report-plan.ts';
 
 /** An annotation's crop (photo-crops.ts), or why there is none; null: the annotation has no photo. */
 export type CropSource = (annotation: ReportAnnotation) => Promise<Crop | null>;
@@ -24,7 +26,8 @@ export async function createReportDocument(data: ReportData): Promise<PDFKit.PDF
   });
 }
 
-export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crops: CropSource): Promise<void> {
+/** `plans`: the 2D plans with their backgrounds (report-plan.ts), each drawn on a page of its own. */
+export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crops: CropSource, plans: PlanDrawing[] = []): Promise<void> {
   const width = doc.page.width - doc.page.margins.left - doc.page.margins.right;
   const left = doc.page.margins.left;
 
@@ -140,7 +143,9 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
 
   if (data.plans_2d) {
     section('2D plans');
-    doc.text('No 2D plans are available for this inspection.');
+    if (plans.length === 0) doc.text('No 2D plan: nothing in this report has a position.');
+    else doc.text(latin(`${plans.length === 1 ? 'One plan follows' : `${plans.length} plans follow`}: ${plans.map((p) => p.plan.title.toLowerCase()).join(', ')}.`));
+    for (const plan of plans) drawPlanPage(doc, data, plan, latin);
   }
 }
 

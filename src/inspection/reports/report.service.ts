@@ -27,6 +27,8 @@ import { STALE_BUILD_MS, inspectionFiles, type FileStore } from '../storage/insp
 import { collectReportData, shareHolderView, type ReportAnnotation, type ReportData } from './report-data.ts';
 import { createReportDocument, drawReport, type CropSource } from './report-pdf.ts';
 import { annotatedCrop } from './photo-crops.ts';
+import { buildPlans, type PlanDrawing } from './report-plan.ts';
+import type { Reconstruction } from '../pipeline/reconstruction.ts';
 import { rectangleOf } from '../annotations/annotation-data.ts';
 import { reportOptions } from './report-options.ts';
 import { isDatabaseUnavailable } from '../../infra/database/connection-errors.ts';
@@ -104,6 +106,8 @@ export class ReportService {
       this.extras.of(inspection),
     ]);
     const { data, cameras } = await collectReportData(this.db, { inspection, annotations, measurements, extras, options, reportedBy, share });
+    const plans = options.include_2d_plans ? await buildPlans(data, inspection.reconstruction as Reconstruction | null, inspection.base_plate_location, this.files.store) : [];
+    if (options.include_2d_plans) data.plans_2d = plans.map((p) => p.plan);
     const photoBucket = inspection.project_id !== null && data.annotations?.length ? (await this.cloud.as(inspection).getProject(inspection.project_id)).bucket_name : this.files.bucket;
     const forShareHolders = shareHolderView(data);
     await this.files.store.putObject(this.files.bucket, keys.json, Buffer.from(JSON.stringify(data, null, 2)), { contentType: 'application/json' });
@@ -125,18 +129,18 @@ export class ReportService {
       return entry.crop;
     };
     const written = await Promise.allSettled([
-      this.writePdf(keys.pdf, data, cropOnce),
-      this.writePdf(inspectionFiles.reportForShareHolders(keys.pdf), forShareHolders, cropOnce),
+      this.writePdf(keys.pdf, data, cropOnce, plans),
+      this.writePdf(inspectionFiles.reportForShareHolders(keys.pdf), forShareHolders, cropOnce, plans),
     ]);
     for (const outcome of written) if (outcome.status === 'rejected') throw outcome.reason;
   }
 
-  private async writePdf(key: string, data: ReportData, crops: CropSource): Promise<void> {
+  private async writePdf(key: string, data: ReportData, crops: CropSource, plans: PlanDrawing[]): Promise<void> {
     const doc = await createReportDocument(data);
     const upload = this.files.store.putObject(this.files.bucket, key, doc, { contentType: 'application/pdf' });
     upload.catch(() => undefined); // a store failure while drawing is awaited below, never left unhandled
     try {
-      await drawReport(doc, data, crops);
+      await drawReport(doc, data, crops, plans);
       doc.end();
     } catch (err) {
       doc.destroy(err as Error);
