@@ -125,14 +125,21 @@ describe('inventory by hand', () => {
   });
 
   it("the report lists the items with their geometry and how it was found, and sketches them from above", async (t) => {
-    await account.client.expect(202, 'POST', `/v1/inspections/${inspectionId}/report/`, {});
+    await account.client.expect(202, 'POST', `/v1/inspections/${inspectionId}/report/`, { include_2d_plans: true });
     await waitFor('report', async () => {
       const i = await account.client.getInspection(inspectionId);
       assert.notEqual(i.report_status, 'error');
       return i.report_status === 'available';
     });
     const outputs = await account.client.expect(200, 'GET', `/v1/inspections/${inspectionId}/outputs/`);
-    const json = (await (await fetch(outputs.find((o: { output_type: string }) => o.output_type === 'report_json').url)).json()) as { inventory_items: { azimuth: number; computation: { photos: number } }[] };
+    const json = (await (await fetch(outputs.find((o: { output_type: string }) => o.output_type === 'report_json').url)).json()) as {
+      inventory_items: { number: number; azimuth: number; computation: { photos: number } }[];
+      plans_2d: { items_drawn: { inventory_items: number[] }; raster: unknown; no_raster_reason: string | null }[];
+    };
+    // The 2D plan (report-plan.ts) draws both items; this inspection has no orthomosaic: a plain background, said why.
+    assert.deepEqual(json.plans_2d[0].items_drawn.inventory_items, json.inventory_items.map((i) => i.number));
+    assert.equal(json.plans_2d[0].raster, null);
+    assert.match(json.plans_2d[0].no_raster_reason ?? '', /no orthomosaic/);
     assert.deepEqual(
       json.inventory_items.map((i) => i.computation.photos),
       [2, 3],
@@ -145,7 +152,7 @@ describe('inventory by hand', () => {
     const pdfPath = path.join(dir, 'inventory-report.pdf');
     fs.writeFileSync(pdfPath, Buffer.from(await (await fetch(outputs.find((o: { output_type: string }) => o.output_type === 'report_pdf').url)).arrayBuffer()));
     const text = (await promisify(execFile)('/usr/bin/pdftotext', ['-layout', pdfPath, '-'])).stdout.replace(/\s+/g, ' ');
-    for (const expected of ['Inventory (2)', 'Sector 2', 'triangulated from 2 photos', 'triangulated from 3 photos', `${TRUE_AZIMUTH.toFixed(1)}°`, '6.0°', '31.50 m', "the asset's base plate", 'Plan view (from above)']) {
+    for (const expected of ['Inventory (2)', 'Sector 2', 'triangulated from 2 photos', 'triangulated from 3 photos', `${TRUE_AZIMUTH.toFixed(1)}°`, '6.0°', '31.50 m', "the asset's base plate", 'Plan view (from above)', 'Top-down plan around the asset']) {
       assert.ok(text.includes(expected), `PDF text has "${expected}"`);
     }
     await promisify(execFile)('/usr/bin/pdftoppm', ['-png', '-r', '80', pdfPath, path.join(dir, 'page')]);

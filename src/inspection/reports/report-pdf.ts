@@ -142,10 +142,16 @@ export async function drawReport(doc: PDFKit.PDFDocument, data: ReportData, crop
   }
 
   if (data.plans_2d) {
-    section('2D plans');
-    if (plans.length === 0) doc.text('No 2D plan: nothing in this report has a position.');
-    else doc.text(latin(`${plans.length === 1 ? 'One plan follows' : `${plans.length} plans follow`}: ${plans.map((p) => p.plan.title.toLowerCase()).join(', ')}.`));
-    for (const plan of plans) drawPlanPage(doc, data, plan, latin);
+    if (plans.length === 0) {
+      section('2D plans');
+      doc.text('No 2D plan: nothing in this report has a position.');
+    }
+    // Each plan on a page of its own, under the section's title (a plan is a page's width square).
+    for (const plan of plans) {
+      doc.addPage();
+      section('2D plans');
+      drawPlanPage(doc, data, plan, latin);
+    }
   }
 }
 

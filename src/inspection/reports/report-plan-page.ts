@@ -11,17 +11,17 @@ import { drawItemMarker, drawNorthArrow, drawScaleBar, niceLength, northConverge
 export const ANNOTATION_COLOUR = '#ff00ff';
 const MEASUREMENT_COLOUR = '#00c853';
 
+/** Draws the plan from the current position of the page (the caller starts a page for it). */
 export function drawPlanPage(doc: PDFKit.PDFDocument, data: ReportData, drawing: PlanDrawing, latin: (text: string) => string): void {
   const { plan, raster } = drawing;
-  doc.addPage();
   const left = doc.page.margins.left;
   const size = doc.page.width - left - doc.page.margins.right;
-  doc.font('Helvetica-Bold').fontSize(14).fillColor('#1a3c6e').text(latin(`${plan.title} around the asset`), left, doc.page.margins.top);
+  doc.font('Helvetica-Bold').fontSize(11).fillColor('black').text(latin(`${plan.title} around the asset`), left);
   doc
     .font('Helvetica')
     .fontSize(8.5)
     .fillColor('#555555')
-    .text(latin(`${plan.side_m} m x ${plan.side_m} m${plan.coordinate_system ? `, ${plan.coordinate_system}` : ''}; x east, y north.${plan.raster ? ` Orthomosaic, ${plan.gsd_m} m per pixel.` : ` Plain background: ${plan.no_raster_reason}.`}`), left);
+    .text(latin(`${plan.side_m} m x ${plan.side_m} m${plan.coordinate_system ? `, ${plan.coordinate_system}` : ''}; x east, y north.${plan.raster ? ` Orthomosaic, ${plan.gsd_m} m per pixel.` : ` Plain background: ${plan.no_raster_reason?.replace(/\.+$/, '')}.`}`), left);
   const top = doc.y + 6;
   const scale = size / plan.side_m;
   const at = (x: number, y: number): [number, number] => [left + (x - plan.bounds.min_x) * scale, top + (plan.bounds.max_y - y) * scale];
