@@ -11,7 +11,7 @@ export const ReportBody = Type.Object({
   include_inventory_items: Type.Optional(Type.Boolean({ default: true })),
   include_only_visible: Type.Optional(Type.Boolean({ default: false, description: 'Only visible annotations, measurements and inventory items' })),
   include_sharetoken: Type.Optional(Type.Boolean({ default: true, description: 'Makes a read-only share token of the inspection for the report: `share_token` and `share_link` in the JSON, the link in the PDF (see POST /v1/inspections/{id}/share_tokens/)' })),
-  include_2d_plans: Type.Optional(Type.Boolean({ default: false, description: '2D plans do not exist yet: an empty list' })),
+  include_2d_plans: Type.Optional(Type.Boolean({ default: false, description: 'A top-down plan around the asset (annotations, inventory items, measurements over the orthomosaic when there is one) on a page of the PDF, listed in `plans_2d` of the JSON' })),
   extra_remarks: Type.Optional(Nullable(Type.String({ maxLength: 10000 }))),
 });
 

@@ -8073,7 +8073,7 @@ export interface paths {
                     "application/json": {
                         extra_remarks?: string | null;
                         /**
-                         * @description 2D plans do not exist yet: an empty list
+                         * @description A top-down plan around the asset (annotations, inventory items, measurements over the orthomosaic when there is one) on a page of the PDF, listed in `plans_2d` of the JSON
                          * @default false
                          */
                         include_2d_plans?: boolean;
