@@ -4,7 +4,8 @@
 // measurement near the middle of the raster. The report's plans_2d lists a top-down plan of 30 m
 // around them with the orthomosaic as background; the PDF has the plan page, and its rendering shows
 // the quadrants north-up (red north-west, green north-east, blue south-west, yellow south-east) and
-// the magenta annotation marker where the annotation is.
+// the magenta annotation marker where the annotation is. Then the annotation moved 1 km away: a
+// plain background, and plans_2d says the orthomosaic does not cover the plan.
 // Set REPORT_PAGES_DIR to keep the PDF and the rendered plan page for a look.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,6 +28,8 @@ describe('inspection report: 2D plan over the orthomosaic', { skip: toolMissingR
   let system: TestSystem;
   let account: TestAccount;
   let inspection: any;
+  let annotationId: number;
+  let lineId: string;
   const work = tempDir('oi-plan-');
   // In the yellow quadrant (south-east), 5 m from the raster's middle: the plan (centred on the
   // annotation and the line, 30 m) shows the four quadrants, its middle line the raster's east-west border.
@@ -59,6 +62,22 @@ describe('inspection report: 2D plan over the orthomosaic', { skip: toolMissingR
     assert.deepEqual(errors, [], 'no request answered 5xx');
   });
 
+  /** Builds a report with the plan; its JSON and PDF. */
+  async function report() {
+    const client = account.client;
+    const started = await client.request('POST', `/v1/inspections/${inspection.id}/report/`, { include_2d_plans: true, include_sharetoken: false });
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    await waitFor('report', async () => {
+      const i = await client.getInspection(inspection.id);
+      assert.notEqual(i.report_status, 'error', i.report_error);
+      return i.report_status === 'available' ? i : undefined;
+    });
+    const outputs = await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/outputs/`);
+    const json = (await (await fetch(outputs.find((o: any) => o.output_type === 'report_json').url)).json()) as any;
+    const pdf = Buffer.from(await (await fetch(outputs.find((o: any) => o.output_type === 'report_pdf').url)).arrayBuffer());
+    return { json, pdf };
+  }
+
   it('plans_2d lists a top-down plan of 30 m around the annotation and the measurement, over the orthomosaic; the PDF page shows the quadrants north-up and the marker where the annotation is', async () => {
     const client = account.client;
     const photo = (await client.cameras(inspection.id))[0].photo_id;
@@ -71,20 +90,11 @@ describe('inspection report: 2D plan over the orthomosaic', { skip: toolMissingR
       coords_3d: spot,
       data: { coords_2d: [[0.2, 0.2], [0.4, 0.2], [0.4, 0.4], [0.2, 0.4]] },
     });
+    annotationId = annotation.id;
     await client.expect(201, 'POST', `/v1/inspections/${inspection.id}/measurements/`, {
       annotations: [{ properties: { name: 'Fence' }, tags: [], geometry: { type: 'LineString', coordinates: [[spot.x - 10, spot.y, 10], [spot.x + 10, spot.y + 10, 10]] } }],
     });
-    const started = await client.request('POST', `/v1/inspections/${inspection.id}/report/`, { include_2d_plans: true, include_sharetoken: false });
-    assert.equal(started.status, 202, JSON.stringify(started.body));
-    await waitFor('report', async () => {
-      const i = await client.getInspection(inspection.id);
-      assert.notEqual(i.report_status, 'error', i.report_error);
-      return i.report_status === 'available' ? i : undefined;
-    });
-    const outputs = await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/outputs/`);
-    const json = (await (await fetch(outputs.find((o: any) => o.output_type === 'report_json').url)).json()) as any;
-    const pdf = Buffer.from(await (await fetch(outputs.find((o: any) => o.output_type === 'report_pdf').url)).arrayBuffer());
-
+    const { json, pdf } = await report();
     assert.equal(json.plans_2d.length, 1, JSON.stringify(json.plans_2d));
     const plan = json.plans_2d[0];
     assert.equal(plan.kind, 'top');
@@ -94,6 +104,7 @@ describe('inspection report: 2D plan over the orthomosaic', { skip: toolMissingR
     assert.deepEqual(plan.bounds, { min_x: spot.x - 15, min_y: spot.y + 5 - 15, max_x: spot.x + 15, max_y: spot.y + 5 + 15 });
     assert.deepEqual(plan.items_drawn.annotations, [annotation.number]);
     assert.equal(plan.items_drawn.measurements.length, 1);
+    lineId = plan.items_drawn.measurements[0];
     assert.deepEqual(plan.items_drawn.inventory_items, []);
     assert.equal(plan.raster.source, 'orthomosaic');
     // 30 m of 0.25 m pixels: 120 pixels of the full resolution (no overview has 1400 across).
@@ -130,5 +141,21 @@ describe('inspection report: 2D plan over the orthomosaic', { skip: toolMissingR
     assert.ok(near(at(midX + 12, midY - 8), [255, 255, 0]), `yellow south-east: ${at(midX + 12, midY - 8)}`);
     assert.ok(near(at(spot.x, spot.y), [255, 0, 255]), `magenta at the annotation: ${at(spot.x, spot.y)}`);
     assert.ok(!near(at(spot.x + 2, spot.y + 2), [255, 0, 255]), 'the marker is a small disc, not a smear');
+  });
+
+  it('where the orthomosaic does not cover the plan, the plan is drawn on a plain background and plans_2d says why', async () => {
+    const client = account.client;
+    await client.expect(204, 'DELETE', `/v1/inspections/${inspection.id}/measurements/${lineId}/`);
+    const far = { x: R.east + 1000, y: R.north + 1000, z: 12 };
+    await client.expect(200, 'PATCH', `/v1/annotations/${annotationId}/`, { coords_3d: far });
+    const { json, pdf } = await report();
+    const [plan] = json.plans_2d;
+    assert.deepEqual(plan.bounds, { min_x: far.x - 15, min_y: far.y - 15, max_x: far.x + 15, max_y: far.y + 15 });
+    assert.equal(plan.raster, null);
+    assert.equal(plan.gsd_m, null);
+    assert.equal(plan.no_raster_reason, 'the orthomosaic does not cover the plan');
+    const pdfPath = path.join(work, 'far.pdf');
+    fs.writeFileSync(pdfPath, pdf);
+    assert.match(execFileSync('/usr/bin/pdftotext', [pdfPath, '-']).toString(), /Plain background: the orthomosaic does not cover the plan\./);
   });
 });
