@@ -177,8 +177,10 @@ describe('inspection service: reports', () => {
     assert.ok(!('share_token' in json) && !('share_link' in json));
     assert.ok(!('image_annotations' in json), 'include_annotations: false');
     assert.ok(!('email' in json.reported_by));
-    // Only the point measurement is included: one plan on a plain background (no orthomosaic), saying why.
-    assert.equal(json.plans_2d.length, 1, JSON.stringify(json.plans_2d));
+    // Only the point measurement is included: a top-down plan on a plain background (no orthomosaic), saying why, and the tower's side view.
+    assert.equal(json.plans_2d.length, 2, JSON.stringify(json.plans_2d));
+    assert.deepEqual(json.plans_2d.map((p: any) => p.kind), ['top', 'side']);
+    assert.deepEqual(json.plans_2d[1].bounds, { min_x: -4, max_x: 6, min_z: 23, max_z: 33 });
     assert.equal(json.plans_2d[0].raster, null);
     assert.match(json.plans_2d[0].no_raster_reason, /no orthomosaic/);
     assert.deepEqual(json.plans_2d[0].items_drawn, { annotations: [], inventory_items: [], measurements: [json.measurements[0].id] });

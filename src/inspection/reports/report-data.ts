@@ -14,7 +14,7 @@ import { statusDescription } from '../inspections/statuses.ts';
 import { mapInventoryItem, type InventoryItemRecord } from '../inventory/inventory.service.ts';
 import { quantitiesOf } from '../measurements/quantities.ts';
 import type { Extras } from '../extras/extras.service.ts';
-import type { Plan2d } from './report-plan.ts';
+import type { Plan2d, SidePlan } from './report-plan.ts';
 
 export interface ReportAnnotation {
   id: number;
@@ -128,7 +128,7 @@ export interface ReportData {
   share_token?: string;
   share_link?: string;
   /** With include_2d_plans: the plans drawn (report-plan.ts); empty when nothing has a position. */
-  plans_2d?: Plan2d[];
+  plans_2d?: (Plan2d | SidePlan)[];
 }
 
 export interface ReportSources {

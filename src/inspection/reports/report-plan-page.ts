@@ -3,8 +3,9 @@
 // lines and closed polygons, points as squares), inventory items (report-inventory.ts's marker:
 // dot and facing arrow) and annotations (magenta discs with their number) at their x, y; a north
 // arrow and a scale bar on white boxes so they read over any photo; a legend under the square.
+// The side view of a tower: the same markers at (x, z), the base plate and top point dashed.
 import type { ReportData } from './report-data.ts';
-import { planPositions, type PlanDrawing } from './report-plan.ts';
+import { planPositions, type Plan2d, type PlanDrawing, type SidePlan } from './report-plan.ts';
 import { drawItemMarker, drawNorthArrow, drawScaleBar, niceLength, northConvergence } from './report-inventory.ts';
 
 /** Annotation markers: a colour no orthophoto is likely to hold, so that they stand out (and tests can find them). */
@@ -13,7 +14,11 @@ const MEASUREMENT_COLOUR = '#00c853';
 
 /** Draws the plan from the current position of the page (the caller starts a page for it). */
 export function drawPlanPage(doc: PDFKit.PDFDocument, data: ReportData, drawing: PlanDrawing, latin: (text: string) => string): void {
-  const { plan, raster } = drawing;
+  if (drawing.plan.kind === 'side') drawSideView(doc, data, drawing.plan, latin);
+  else drawTopPlan(doc, data, drawing.plan, drawing.raster, latin);
+}
+
+function drawTopPlan(doc: PDFKit.PDFDocument, data: ReportData, plan: Plan2d, raster: Buffer | null, latin: (text: string) => string): void {
   const left = doc.page.margins.left;
   const size = doc.page.width - left - doc.page.margins.right;
   doc.font('Helvetica-Bold').fontSize(11).fillColor('black').text(latin(`${plan.title} around the asset`), left);
@@ -47,9 +52,9 @@ export function drawPlanPage(doc: PDFKit.PDFDocument, data: ReportData, drawing:
     }
   }
   const items = new Map((data.inventory_items ?? []).map((i) => [i.number, i]));
-  for (const i of positions.inventory) drawItemMarker(doc, items.get(i.number)!, ...at(...i.at), size / 16, latin);
+  for (const i of positions.inventory) drawItemMarker(doc, items.get(i.number)!, ...at(i.at[0], i.at[1]), size / 16, latin);
   for (const a of positions.annotations) {
-    const [px, py] = at(...a.at);
+    const [px, py] = at(a.at[0], a.at[1]);
     doc.circle(px, py, 5).fillColor(ANNOTATION_COLOUR).fill();
     // The number on a white label, readable over any photo.
     const label = latin(`#${a.number}`);
@@ -75,6 +80,72 @@ export function drawPlanPage(doc: PDFKit.PDFDocument, data: ReportData, drawing:
       top + size + 6,
       { width: size },
     );
+  doc.fillColor('black').fontSize(10);
+  doc.x = left;
+}
+
+/** Side view height at most, points: the rest of an A4 page under the titles. */
+const SIDE_MAX_HEIGHT = 560;
+
+/** The tower from the south: x across, z up, on a plain background; the base plate and top point as dashed lines. */
+function drawSideView(doc: PDFKit.PDFDocument, data: ReportData, plan: SidePlan, latin: (text: string) => string): void {
+  const left = doc.page.margins.left;
+  const maxWidth = doc.page.width - left - doc.page.margins.right;
+  const [spanX, spanZ] = [plan.bounds.max_x - plan.bounds.min_x, plan.bounds.max_z - plan.bounds.min_z];
+  const scale = Math.min(maxWidth / spanX, SIDE_MAX_HEIGHT / spanZ);
+  const [width, height] = [spanX * scale, spanZ * scale];
+  doc.font('Helvetica-Bold').fontSize(11).fillColor('black').text(latin(plan.title), left);
+  doc
+    .font('Helvetica')
+    .fontSize(8.5)
+    .fillColor('#555555')
+    .text(latin(`${Math.round(spanX)} m across, ${Math.round(spanZ)} m high${plan.coordinate_system ? `, ${plan.coordinate_system}` : ''}; x east to the right, height up; seen from the south.`), left);
+  const top = doc.y + 6;
+  const at = (x: number, z: number): [number, number] => [left + (x - plan.bounds.min_x) * scale, top + (plan.bounds.max_z - z) * scale];
+  doc.rect(left, top, width, height).fillColor('#f4f4f0').fill();
+  doc.save();
+  doc.rect(left, top, width, height).clip();
+  for (const [z, label] of [
+    [plan.base_z, 'base plate'],
+    [plan.top_z, 'top'],
+  ] as const) {
+    if (z === null) continue;
+    const [, y] = at(plan.bounds.min_x, z);
+    doc.moveTo(left, y).lineTo(left + width, y).dash(4, { space: 3 }).lineWidth(0.8).strokeColor('#777777').stroke().undash();
+    doc.font('Helvetica').fontSize(7).fillColor('#555555').text(latin(label), left + 4, y - 9, { lineBreak: false });
+  }
+  const positions = planPositions(data);
+  for (const m of positions.measurements) {
+    const points = m.points.filter((p) => p[2] !== null).map((p) => at(p[0], p[2]!));
+    if (points.length === 0) continue;
+    if (points.length === 1) {
+      doc.rect(points[0][0] - 3, points[0][1] - 3, 6, 6).lineWidth(1.5).strokeColor(MEASUREMENT_COLOUR).stroke();
+      continue;
+    }
+    doc.moveTo(...points[0]);
+    for (const p of points.slice(1)) doc.lineTo(...p);
+    doc.lineWidth(1.8).strokeColor(MEASUREMENT_COLOUR).stroke();
+  }
+  for (const i of positions.inventory) {
+    if (i.at[2] === null) continue;
+    const [px, py] = at(i.at[0], i.at[2]);
+    doc.circle(px, py, 3).fillColor('#1a3c6e').fill();
+    doc.font('Helvetica').fontSize(7).fillColor('black').text(latin(`#${i.number}`), px - 12, py - 3, { lineBreak: false });
+  }
+  for (const a of positions.annotations) {
+    if (a.at[2] === null) continue;
+    const [px, py] = at(a.at[0], a.at[2]);
+    doc.circle(px, py, 5).fillColor(ANNOTATION_COLOUR).fill();
+    doc.font('Helvetica-Bold').fontSize(8).fillColor('black').text(latin(`#${a.number}`), px + 7.5, py - 3.5, { lineBreak: false });
+  }
+  doc.restore();
+  doc.rect(left, top, width, height).lineWidth(0.5).strokeColor('#999999').stroke();
+  drawScaleBar(doc, left + 10, top + height - 16, Math.min(spanX, spanZ), scale);
+  doc
+    .font('Helvetica')
+    .fontSize(8)
+    .fillColor('#555555')
+    .text(latin(`Magenta discs: annotations (${plan.items_drawn.annotations.length}); blue dots: inventory items (${plan.items_drawn.inventory_items.length}); green: measurements (${plan.items_drawn.measurements.length}).`), left, top + height + 6, { width: maxWidth });
   doc.fillColor('black').fontSize(10);
   doc.x = left;
 }

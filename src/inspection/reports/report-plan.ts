@@ -6,8 +6,9 @@
 // whole file), flattened on white and embedded as JPEG. Without an orthomosaic, or one that does not
 // cover the square or cannot be read, the plan is drawn on a plain background and its JSON entry
 // says why (`no_raster_reason`): a report is never refused for its background.
-// The JSON entry (`plans_2d[]`, docs/inspection-service.md "2D plans") is what the PDF page shows;
-// the raster itself is only in the PDF.
+// When the asset is a tower, a second plan: the side view from the south (x across, z up), plain.
+// The JSON entries (`plans_2d[]`, docs/inspection-service.md "2D plans") are what the PDF pages
+// show (report-plan-page.ts); the raster itself is only in the PDF.
 import proj4 from 'proj4';
 import type { ObjectStore } from '../../infra/storage/object-store.ts';
 import type { Reconstruction } from '../pipeline/reconstruction.ts';
@@ -41,20 +42,41 @@ export interface Plan2d {
 
 /** A plan and its background (JPEG), for the PDF. */
 export interface PlanDrawing {
-  plan: Plan2d;
+  plan: Plan2d | SidePlan;
   raster: Buffer | null;
 }
 
 type XY = [number, number];
+/** x, y and z (null: the position has none). */
+type XYZ = [number, number, number | null];
+/** Asset types drawn from the side too (assets/asset-types.ts): self-support, transmission tower, monopole, guyed tower. */
+const TOWER_TYPES = new Set([1, 7, 9, 10]);
+/** The side view is at least this tall and wide, metres. */
+const MIN_SIDE_VIEW_M = 10;
+
+/** A tower from the south (issue 30 §5): x east across, z up; no raster. */
+export interface SidePlan {
+  kind: 'side';
+  title: string;
+  coordinate_system: string | null;
+  /** The rectangle drawn: x across, z up (output coordinates, metres). */
+  bounds: { min_x: number; max_x: number; min_z: number; max_z: number };
+  /** The base plate's and top point's z, drawn as lines, when set. */
+  base_z: number | null;
+  top_z: number | null;
+  items_drawn: Plan2d['items_drawn'];
+}
 
 /** The positions a plan can draw, from the report's own content (so every include_* flag holds). */
-export function planPositions(data: ReportData): { annotations: { number: number; at: XY }[]; inventory: { number: number; at: XY }[]; measurements: { id: string; points: XY[] }[] } {
+export function planPositions(data: ReportData): { annotations: { number: number; at: XYZ }[]; inventory: { number: number; at: XYZ }[]; measurements: { id: string; points: XYZ[] }[] } {
   const annotations = (data.annotations ?? []).flatMap((a) => {
-    const c = a.coords_3d as { x?: unknown; y?: unknown } | null;
-    return c && typeof c.x === 'number' && typeof c.y === 'number' ? [{ number: a.number, at: [c.x, c.y] as XY }] : [];
+    const c = a.coords_3d as { x?: unknown; y?: unknown; z?: unknown } | null;
+    return c && typeof c.x === 'number' && typeof c.y === 'number' ? [{ number: a.number, at: [c.x, c.y, typeof c.z === 'number' ? c.z : null] as XYZ }] : [];
   });
   const inventory = (data.inventory_items ?? []).flatMap((i) =>
-    Array.isArray(i.coords_3d) && typeof i.coords_3d[0] === 'number' && typeof i.coords_3d[1] === 'number' ? [{ number: i.number, at: [i.coords_3d[0], i.coords_3d[1]] as XY }] : [],
+    Array.isArray(i.coords_3d) && typeof i.coords_3d[0] === 'number' && typeof i.coords_3d[1] === 'number'
+      ? [{ number: i.number, at: [i.coords_3d[0], i.coords_3d[1], typeof i.coords_3d[2] === 'number' ? i.coords_3d[2] : null] as XYZ }]
+      : [],
   );
   const measurements = data.measurements.flatMap((m) => {
     const points = pointsOf(m.geometry.coordinates);
@@ -63,17 +85,23 @@ export function planPositions(data: ReportData): { annotations: { number: number
   return { annotations, inventory, measurements };
 }
 
-/** Every [x, y, …] in nested coordinate arrays (Point, LineString, Polygon). */
-function pointsOf(coordinates: unknown): XY[] {
+/** Every [x, y, z] in nested coordinate arrays (Point, LineString, Polygon). */
+function pointsOf(coordinates: unknown): XYZ[] {
   if (!Array.isArray(coordinates)) return [];
-  if (typeof coordinates[0] === 'number' && typeof coordinates[1] === 'number') return [[coordinates[0], coordinates[1]]];
+  if (typeof coordinates[0] === 'number' && typeof coordinates[1] === 'number') return [[coordinates[0], coordinates[1], typeof coordinates[2] === 'number' ? coordinates[2] : null]];
   return coordinates.flatMap(pointsOf);
 }
 
 /** The report's plans: one top-down plan, or none when nothing has a position and there is no orthomosaic to centre on. */
-export async function buildPlans(data: ReportData, reconstruction: Reconstruction | null, basePlate: { x: number; y: number } | null, store: ObjectStore): Promise<PlanDrawing[]> {
+export async function buildPlans(
+  data: ReportData,
+  reconstruction: Reconstruction | null,
+  basePlate: { x: number; y: number; z: number } | null,
+  topPoint: { x: number; y: number; z: number } | null,
+  store: ObjectStore,
+): Promise<PlanDrawing[]> {
   const positions = planPositions(data);
-  const all = [...positions.annotations.map((a) => a.at), ...positions.inventory.map((i) => i.at), ...positions.measurements.flatMap((m) => m.points)];
+  const all: XY[] = [...positions.annotations.map((a) => a.at), ...positions.inventory.map((i) => i.at), ...positions.measurements.flatMap((m) => m.points)].map(([x, y]) => [x, y]);
   if (basePlate) all.push([basePlate.x, basePlate.y]);
   const layer = reconstruction?.rasters?.orthomosaic ?? null;
   if (all.length === 0) return [];
@@ -112,7 +140,36 @@ export async function buildPlans(data: ReportData, reconstruction: Reconstructio
       plan.no_raster_reason = `the orthomosaic cannot be read: ${err instanceof Error ? err.message : String(err)}`;
     }
   }
-  return [{ plan, raster }];
+  const sidePlan = TOWER_TYPES.has(data.asset.type_id) ? sideView(plan, positions, basePlate, topPoint) : null;
+  return sidePlan ? [{ plan, raster }, { plan: sidePlan, raster: null }] : [{ plan, raster }];
+}
+
+/** The tower from the south: every position with a z (and the base plate and top point), x across, z up; null when none has a z. */
+function sideView(top: Plan2d, positions: ReturnType<typeof planPositions>, basePlate: { x: number; z: number } | null, topPoint: { x: number; z: number } | null): SidePlan | null {
+  const points = [...positions.annotations.map((a) => a.at), ...positions.inventory.map((i) => i.at), ...positions.measurements.flatMap((m) => m.points)].filter((p) => p[2] !== null);
+  if (points.length === 0) return null;
+  const xz: XY[] = points.map((p) => [p[0], p[2]!]);
+  if (basePlate) xz.push([basePlate.x, basePlate.z]);
+  if (topPoint) xz.push([topPoint.x, topPoint.z]);
+  const xs = xz.map((p) => p[0]);
+  const zs = xz.map((p) => p[1]);
+  const width = Math.ceil(Math.max(MIN_SIDE_VIEW_M, (Math.max(...xs) - Math.min(...xs)) * 1.2));
+  const height = Math.ceil(Math.max(MIN_SIDE_VIEW_M, (Math.max(...zs) - Math.min(...zs)) * 1.2));
+  const [cx, cz] = [(Math.min(...xs) + Math.max(...xs)) / 2, (Math.min(...zs) + Math.max(...zs)) / 2];
+  const has = (p: XYZ) => p[2] !== null;
+  return {
+    kind: 'side',
+    title: 'Side view from the south',
+    coordinate_system: top.coordinate_system,
+    bounds: { min_x: cx - width / 2, max_x: cx + width / 2, min_z: cz - height / 2, max_z: cz + height / 2 },
+    base_z: basePlate?.z ?? null,
+    top_z: topPoint?.z ?? null,
+    items_drawn: {
+      annotations: positions.annotations.filter((a) => has(a.at)).map((a) => a.number),
+      inventory_items: positions.inventory.filter((i) => has(i.at)).map((i) => i.number),
+      measurements: positions.measurements.filter((m) => m.points.some(has)).map((m) => m.id),
+    },
+  };
 }
 
 /** The square of the orthomosaic, as a north-up JPEG on white; or why not. */

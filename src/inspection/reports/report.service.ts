@@ -106,7 +106,7 @@ export class ReportService {
       this.extras.of(inspection),
     ]);
     const { data, cameras } = await collectReportData(this.db, { inspection, annotations, measurements, extras, options, reportedBy, share });
-    const plans = options.include_2d_plans ? await buildPlans(data, inspection.reconstruction as Reconstruction | null, inspection.base_plate_location, this.files.store) : [];
+    const plans = options.include_2d_plans ? await buildPlans(data, inspection.reconstruction as Reconstruction | null, inspection.base_plate_location, inspection.top_point_location, this.files.store) : [];
     if (options.include_2d_plans) data.plans_2d = plans.map((p) => p.plan);
     const photoBucket = inspection.project_id !== null && data.annotations?.length ? (await this.cloud.as(inspection).getProject(inspection.project_id)).bucket_name : this.files.bucket;
     const forShareHolders = shareHolderView(data);
