@@ -68,16 +68,18 @@ export class InspectionRepository {
 
   /**
    * Runs `write` with the row locked and, when `applied` says it wrote, hands the row before and
-   * after to the listener in the same transaction (the caller's, else one of its own).
+   * after to the listener in the same transaction (the caller's, else one of its own). `applied`
+   * may return the row the write returned, which is then the row after (not read again).
    */
-  private async observed<T>(id: number, db: Db, write: (db: Db) => Promise<T>, applied: (result: T) => boolean): Promise<T> {
+  private async observed<T>(id: number, db: Db, write: (db: Db) => Promise<T>, applied: (result: T) => boolean | InspectionRow): Promise<T> {
     const listener = this.listener;
     if (!listener) return write(db);
     const run = async (trx: Transaction<InspectionTables>) => {
       const before = await trx.selectFrom('inspection.inspections').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
       const result = await write(trx);
-      if (before && applied(result)) {
-        const after = await trx.selectFrom('inspection.inspections').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      const outcome = applied(result);
+      if (before && outcome) {
+        const after = outcome === true ? await trx.selectFrom('inspection.inspections').selectAll().where('id', '=', id).executeTakeFirstOrThrow() : outcome;
         await listener(trx, before, after);
       }
       return result;
@@ -178,7 +180,7 @@ export class InspectionRepository {
           .where('status', '=', expectedStatus)
           .returningAll()
           .executeTakeFirst(),
-      (row) => row !== undefined,
+      (row) => row ?? false,
     );
   }
 
