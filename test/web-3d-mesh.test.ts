@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Browser } from 'playwright-core';
 import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { browserTestSkipReason, countCanvasPixels, launchChromium, openWatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, countCanvasPixels, launchChromium, openWatchedPage, signIn } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
 import { createPointCloud } from '../src/shared/pointcloud/point-cloud.ts';
 import { writePly } from '../src/shared/pointcloud/ply.ts';
@@ -74,10 +74,7 @@ describe('web console: the 3D tab draws the mesh and measures on it', { skip: sk
 
     const w = await openWatchedPage(browser, { viewport: { width: 1280, height: 800 } });
     const { page } = w;
-    await page.goto(`${system.urls.inspection}/#/signin?next=${encodeURIComponent(`#/inspections/${inspection.id}?tab=3d`)}`);
-    await page.getByLabel('Username').fill(account.username);
-    await page.getByLabel('Password').fill(account.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, system.urls.inspection, account, `#/inspections/${inspection.id}?tab=3d`);
     const canvas = page.locator('canvas[data-faces-loaded="2"]');
     await canvas.waitFor({ timeout: 60_000 }).catch(async (err) => {
       console.log(`# the 3D tab did not load: ${await w.screenshot('failure')} ${JSON.stringify(w.problems)}`);

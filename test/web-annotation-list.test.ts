@@ -22,7 +22,7 @@ import { parseRoute, routeHref } from '../web/src/app/routes.ts';
 import { allowanceAmount, allowanceWords, backendName, engineName, formatDate, formatDateTime, lockoutMessage, PROCESSING_BACKENDS } from '../web/src/lib/plain-words.ts';
 import { assetDistanceWarning, centreOf, distanceMetres, formatCoordinate, formatDistance, formatLatLon, formatPosition, groupOverlapping } from '../web/src/lib/map-geometry.ts';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage, signIn } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 
@@ -187,10 +187,7 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
   it('counts per severity, filters by severity and type, and a row opens the photo at its annotation', async () => {
     watched = await openWatchedPage(browser, { folder: screens });
     const { page } = watched;
-    await page.goto(`${system.urls.inspection}/#/signin?next=${encodeURIComponent(`#/inspections/${inspectionId}?tab=annotations`)}`);
-    await page.getByLabel('Username').fill(account.username);
-    await page.getByLabel('Password').fill(account.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, system.urls.inspection, account, `#/inspections/${inspectionId}?tab=annotations`);
     await page.getByRole('tab', { name: 'Annotations', selected: true }).waitFor();
     await page.getByText('4 annotations, most severe first.').waitFor();
     const count = (level: number) => page.locator(`.severity-count[data-severity="${level}"]`).textContent();

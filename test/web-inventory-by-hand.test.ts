@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { sql } from 'kysely';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage, signIn } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
 import { axeBlocking, axeSummary, axeViolations } from './helpers/axe.ts';
 import { BASE, CALIBRATIONS, marksOn, trueAzimuthAtFixtureAsset, TRUTH } from './helpers/synthetic-antenna.ts';
@@ -61,10 +61,7 @@ describe('web console: inventory by hand', { skip: skipReason() }, () => {
   it('marks an antenna on two photos, saves it, and lists it with its computed geometry and how', async () => {
     watched = await openWatchedPage(browser, { folder: screens });
     const { page } = watched;
-    await page.goto(`${system.urls.inspection}/#/signin?next=${encodeURIComponent(`#/inspections/${inspectionId}?tab=photos&photo=${photoIds[0]}`)}`);
-    await page.getByLabel('Username').fill(account.username);
-    await page.getByLabel('Password').fill(account.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, system.urls.inspection, account, `#/inspections/${inspectionId}?tab=photos&photo=${photoIds[0]}`);
     const image = page.getByTestId('photo-image');
     await image.waitFor();
     await page.getByRole('button', { name: 'Add inventory item' }).click();

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { browserTestSkipReason, countCanvasPixels, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, countCanvasPixels, launchChromium, openWatchedPage, type WatchedPage, signIn } from './helpers/browser.ts';
 import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 
@@ -358,10 +358,7 @@ describe('web console journeys', { skip: skipReason() }, () => {
     w = await openWatchedPage(browser, { folder: path.join(SCREENSHOTS, 'journey-2') });
     const { page } = w;
     const viewStarted = Date.now();
-    await page.goto(`${system.urls.inspection}/#/signin?next=${encodeURIComponent(`#/inspections/${inspection.id}?tab=3d`)}`);
-    await page.getByLabel('Username').fill(account.username);
-    await page.getByLabel('Password').fill(account.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, system.urls.inspection, account, `#/inspections/${inspection.id}?tab=3d`);
     const canvas = page.getByLabel('Point cloud in 3D');
     await page.locator('canvas[data-points-loaded]:not([data-points-loaded="0"])').waitFor({ timeout: 60_000 });
     const marker = page.getByRole('button', { name: /Annotation #1 spalling/ });

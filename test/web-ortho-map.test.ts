@@ -14,7 +14,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { Browser } from 'playwright-core';
 import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { browserTestSkipReason, launchChromium, openWatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, launchChromium, openWatchedPage, signIn } from './helpers/browser.ts';
 import { startFakeNodeOdm, FAKE_ORIGIN, type FakeNodeOdm } from './helpers/fake-nodeodm.ts';
 import { GDAL_TRANSLATE, quadrantCog } from './helpers/ortho-fixtures.ts';
 import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
@@ -85,10 +85,7 @@ describe('web console: the map tab over the orthomosaic', { skip: skipReason() }
 
   async function signedIn(viewport: { width: number; height: number }, inspectionId: number) {
     const w = await openWatchedPage(browser, { viewport, folder: SCREENSHOTS });
-    await w.page.goto(`${system.urls.inspection}/#/signin?next=${encodeURIComponent(`#/inspections/${inspectionId}?tab=map`)}`);
-    await w.page.getByLabel('Username').fill(account.username);
-    await w.page.getByLabel('Password').fill(account.password);
-    await w.page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(w.page, system.urls.inspection, account, `#/inspections/${inspectionId}?tab=map`);
     return w;
   }
 

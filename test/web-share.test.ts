@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage, signIn } from './helpers/browser.ts';
 import { assertNoServerErrors, processedInspection } from './helpers/inspection-fixtures.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 
@@ -72,10 +72,7 @@ describe('web console: share links', { skip: skipReason() }, () => {
     // Signed in: the outputs tab's Sharing panel.
     const owner = await openWatchedPage(browser, { folder: path.join(SCREENSHOTS, 'owner') });
     pages.push(owner);
-    await owner.page.goto(`${base}/#/signin?next=${encodeURIComponent(`#/inspections/${inspectionId}?tab=outputs`)}`);
-    await owner.page.getByLabel('Username').fill(account.username);
-    await owner.page.getByLabel('Password').fill(account.password);
-    await owner.page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(owner.page, base, account, `#/inspections/${inspectionId}?tab=outputs`);
     const panel = owner.page.getByRole('region', { name: 'Sharing' });
     await panel.getByText('No links yet.').waitFor();
     await panel.getByLabel('Label').fill('for the client');

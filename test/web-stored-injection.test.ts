@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
-import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage } from './helpers/browser.ts';
+import { browserTestSkipReason, launchChromium, openWatchedPage, type WatchedPage, signIn } from './helpers/browser.ts';
 import { assertNoServerErrors, demoImages } from './helpers/inspection-fixtures.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 
@@ -107,13 +107,6 @@ async function assertUntouched(page: Page, watch: Watch, where: string): Promise
   assert.deepEqual(await payloadEffects(page), { styles: 0, images: [], before: 'none', after: 'none' }, `${where}: no element of the payload, page styles unchanged`);
   assert.deepEqual(watch.beacons, [], `${where}: no beacon requested`);
   assert.deepEqual(watch.violations, [], `${where}: no Content-Security-Policy violation`);
-}
-
-async function signIn(page: Page, base: string, account: TestAccount, next: string): Promise<void> {
-  await page.goto(`${base}/#/signin?next=${encodeURIComponent(next)}`);
-  await page.getByLabel('Username').fill(account.username);
-  await page.getByLabel('Password').fill(account.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
 describe('web console: stored names are text', { skip: skipReason() }, () => {

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { TestAccount } from './test-system.ts';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -23,6 +24,14 @@ export function browserTestSkipReason(alsoMissing?: () => string | undefined): s
   if (missing && process.env.CI === 'true') throw new Error(`${missing}; CI must install it`);
   if (missing) console.log(`# skipped: ${missing}`);
   return missing;
+}
+
+/** Signs `account` in on the console at `base` through its sign-in form, which then opens `next` (a #/ route). */
+export async function signIn(page: Page, base: string, account: Pick<TestAccount, 'username' | 'password'>, next: string): Promise<void> {
+  await page.goto(`${base}/#/signin?next=${encodeURIComponent(next)}`);
+  await page.getByLabel('Username').fill(account.username);
+  await page.getByLabel('Password').fill(account.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
 export async function launchChromium(): Promise<Browser> {
