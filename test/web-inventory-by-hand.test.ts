@@ -69,10 +69,29 @@ describe('web console: inventory by hand', { skip: skipReason() }, () => {
     await form.waitFor();
     assert.equal(await form.getByRole('button', { name: 'Save inventory item' }).isDisabled(), true, 'not before two photos are marked');
 
+    /**
+     * The photo's box once the viewer has settled on it: loaded, laid out, and the same box twice
+     * 100 ms apart. While the next photo replaces the last one the image element is briefly gone
+     * (boundingBox gives null) and then fitted to the frame, so one reading is not enough.
+     */
+    const settledBox = async () => {
+      let last: { x: number; y: number; width: number; height: number } | null = null;
+      for (let tries = 0; tries < 100; tries++) {
+        const loaded = await page.evaluate(() => {
+          const img = document.querySelector('[data-testid=photo-image]') as HTMLImageElement | null;
+          return img !== null && img.complete && img.naturalWidth > 0;
+        });
+        const box = loaded ? await image.boundingBox() : null;
+        if (box && last && box.x === last.x && box.y === last.y && box.width === last.width && box.height === last.height) return box;
+        last = box;
+        await page.waitForTimeout(100);
+      }
+      throw new Error(`the photo never settled (last box ${JSON.stringify(last)})`);
+    };
     /** Clicks the antenna face's corners on the photo shown, in the order the hint asks for them. */
     const drawFace = async (calibration: (typeof CALIBRATIONS)[number]) => {
-      await page.waitForFunction(() => (document.querySelector('[data-testid=photo-image]') as HTMLImageElement | null)?.complete === true);
-      const box = (await image.boundingBox())!;
+      await page.getByText("Click the item's top-left corner").waitFor();
+      const box = await settledBox();
       for (const [i, [x, y]] of marksOn(calibration).entries()) {
         await page.getByText(`Click the item's ${['top-left', 'top-right', 'bottom-right', 'bottom-left'][i]} corner`).waitFor();
         await page.mouse.click(box.x + box.width * x, box.y + box.height * y);
