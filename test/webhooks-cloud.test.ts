@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { startTestSystem, type TestSystem } from './helpers/test-system.ts';
 import { cloudClient } from './helpers/cloud-api.ts';
@@ -87,4 +88,32 @@ test('without WEBHOOK_ALLOW_PRIVATE_ADDRESSES a private receiver is a 400; unkno
   assert.match(refused.url[0], /Private/);
   await api.call('POST', `${W}/`, { url: 'https://hooks.example.com/', events: ['inspection.status_changed'] }, { expect: 400 });
   await api.call('POST', `${W}/`, { url: 'https://hooks.example.com/', events: ['project.status_changed'] }, { expect: 201 });
+});
+
+test('PATCH {"enabled": false} stops deliveries, {"enabled": true} resumes them with the next event; bad bodies are 400s, other organizations 404', async () => {
+  const api = await cloudClient(system, 'Toggle');
+  const hook = await api.call('POST', `${W}/`, { url: `${base}/toggle`, events: ['project.status_changed'] }, { expect: 201 });
+  const off = await api.call('PATCH', `${W}/${hook.id}/`, { enabled: false }, { expect: 200 });
+  assert.deepEqual([off.active, off.disabled_reason], [false, 'Disabled by its owner.']);
+  const register = async (name: string) => {
+    const project = await api.call('POST', `${P}/`, { name }, { expect: 201 });
+    const key = await api.put(project, 'a.jpg', Buffer.from('not an image'));
+    await api.call('POST', `${P}/${project.id}/inputs/bulk_register/`, { input_file_keys: [key] }, { expect: 200 });
+    return project;
+  };
+  await register('While off');
+  const messages = async () => (await sql<{ n: number }>`select count(*)::int as n from cloud.webhook_messages where webhook_id = ${hook.id}`.execute(system.cloud.db)).rows[0].n;
+  assert.equal(await messages(), 0, 'nothing queued for a disabled subscription');
+
+  const other = await cloudClient(system, 'Stranger');
+  await other.call('PATCH', `${W}/${hook.id}/`, { enabled: true }, { expect: 404 });
+  for (const bad of [{}, { enabled: 'yes' }, { enabled: 7 }]) await api.call('PATCH', `${W}/${hook.id}/`, bad, { expect: 400 });
+  const on = await api.call('PATCH', `${W}/${hook.id}/`, { enabled: true }, { expect: 200 });
+  assert.deepEqual([on.active, on.disabled_at, on.disabled_reason], [true, null, null]);
+  const project = await register('After');
+  const delivered = await waitFor('the event after enabling', async () =>
+    received.find((r) => r.body.includes(`"project_id":${project.id},`) && JSON.parse(r.body).data.new_status === 'UPLOADING'),
+  );
+  new Webhook(hook.secret).verify(delivered.body, delivered.headers);
+  assert.equal(await messages(), 1, 'only the event after enabling');
 });

@@ -1,7 +1,7 @@
 // Webhooks of the inspection service (src/inspection/webhooks), as a customer's receiver sees
 // them: a receiver on loopback verifies every delivery with the Standard Webhooks library
 // (`Webhook.verify`) through an inspection's life; retries after 500s and the delivery log;
-// disabling after repeated failure and the owner's e-mail; private addresses refused without
+// disabling after repeated failure and the owner's e-mail, enabling again by PATCH; private addresses refused without
 // WEBHOOK_ALLOW_PRIVATE_ADDRESSES; other organizations' 404; the secret never shown or logged again.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,6 +56,8 @@ let system: TestSystem;
 let strict: TestSystem;
 const logLines: string[] = [];
 let rx: Awaited<ReturnType<typeof receiver>>;
+/** What the receiver's /down answers (503 until a test says it is back). */
+let downStatus = 503;
 
 before(async () => {
   const logs = new Writable({
@@ -67,7 +69,7 @@ before(async () => {
   // Private addresses allowed (the receiver is on loopback), retries at once, 3 attempts per event.
   system = await startTestSystem({ webhookAllowPrivateAddresses: true, webhookRetryBaseSeconds: 0, webhookMaxAttempts: 3 }, pino({ level: 'debug' }, logs));
   strict = await startTestSystem();
-  rx = await receiver((path, count) => (path === '/flaky' && count <= 2 ? 500 : path === '/down' ? 503 : 204));
+  rx = await receiver((path, count) => (path === '/flaky' && count <= 2 ? 500 : path === '/down' ? downStatus : 204));
 });
 
 after(async () => {
@@ -184,6 +186,36 @@ test('a subscription whose events all fail five times in a row is disabled and i
   assert.equal(rx.received.filter((r) => r.path === '/down').length, before);
   const messages = await system.inspection.db.selectFrom('inspection.webhook_messages').select('id').where('webhook_id', '=', hook.id).execute();
   assert.equal(messages.length, 5, 'no message queued for a disabled subscription');
+  assert.match(mail.body, new RegExp(`PATCH /v1/webhooks/${hook.id}/ with \\{"enabled": true\\}`));
+
+  // The receiver is back: enabled again by PATCH, the state and the count of failures cleared, the next event delivered.
+  downStatus = 204;
+  try {
+    const stranger = await system.newAccount();
+    assert.equal((await stranger.client.request('PATCH', `/v1/webhooks/${hook.id}/`, { enabled: true })).status, 404);
+    for (const bad of [{}, { enabled: 'yes' }, { enabled: 7 }]) {
+      assert.equal((await account.client.request('PATCH', `/v1/webhooks/${hook.id}/`, bad)).status, 400, JSON.stringify(bad));
+    }
+    assert.equal((await account.client.expect(200, 'GET', `/v1/webhooks/${hook.id}/`)).active, false, 'refused requests change nothing');
+    const enabled = await account.client.expect(200, 'PATCH', `/v1/webhooks/${hook.id}/`, { enabled: true });
+    assert.deepEqual([enabled.active, enabled.disabled_at, enabled.disabled_reason], [true, null, null]);
+    const row = await system.inspection.db.selectFrom('inspection.webhooks').select('failed_events').where('id', '=', hook.id).executeTakeFirstOrThrow();
+    assert.equal(row.failed_events, 0);
+    await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/`, { status: 2 });
+    const delivered = await waitFor('the event after enabling delivered', async () => rx.received.filter((r) => r.path === '/down').slice(before).find((r) => JSON.parse(r.body).data.new_status === 2));
+    assert.equal(JSON.parse(delivered.body).type, 'inspection.status_changed');
+    const lastAttempt = (await account.client.expect(200, 'GET', `/v1/webhooks/${hook.id}/deliveries/`))[0];
+    assert.equal(lastAttempt.succeeded, true);
+
+    // Disabled by hand: the owner's reason, and nothing more sent.
+    const off = await account.client.expect(200, 'PATCH', `/v1/webhooks/${hook.id}/`, { enabled: false });
+    assert.deepEqual([off.active, off.disabled_reason], [false, 'Disabled by its owner.']);
+    const count = await system.inspection.db.selectFrom('inspection.webhook_messages').select('id').where('webhook_id', '=', hook.id).execute();
+    await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/`, { status: 1 });
+    assert.equal((await system.inspection.db.selectFrom('inspection.webhook_messages').select('id').where('webhook_id', '=', hook.id).execute()).length, count.length);
+  } finally {
+    downStatus = 503;
+  }
 });
 
 test("another organization neither sees nor deletes a subscription (404); the owner deletes it once", async () => {

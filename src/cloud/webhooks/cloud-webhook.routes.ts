@@ -1,5 +1,5 @@
 // Webhook subscriptions of the cloud service (not in the cloud spec; issue 30 §2), in the style of
-// its project routes: POST/GET /project/api/v3/webhooks/, GET/DELETE /project/api/v3/webhooks/{id}/,
+// its project routes: POST/GET /project/api/v3/webhooks/, GET/PATCH/DELETE /project/api/v3/webhooks/{id}/,
 // GET /project/api/v3/webhooks/{id}/deliveries/ (docs/cloud-service.md, "Webhooks").
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -8,7 +8,7 @@ import type { CloudWebhookService } from './cloud-webhooks.ts';
 import { PageQuery, paginate } from '../common/pagination.ts';
 import { requestPublicUrl } from '../../infra/http/http-edge.ts';
 import { Id } from '../../shared/schemas/limits.ts';
-import { createWebhookBody, DeliverySchema, NewWebhookSchema, WebhookSchema } from '../../infra/webhooks/webhook-schemas.ts';
+import { createWebhookBody, DeliverySchema, NewWebhookSchema, UpdateWebhookBody, WebhookSchema } from '../../infra/webhooks/webhook-schemas.ts';
 import { CLOUD_WEBHOOK_EVENTS } from './cloud-webhooks.ts';
 import * as S from '../cloud.schemas.ts';
 
@@ -40,6 +40,20 @@ export function registerCloudWebhookRoutes(scope: FastifyInstance<any, any, any,
   );
   scope.get('/project/api/v3/webhooks/:id/', { schema: { tags, params: Params, response: { 200: WebhookSchema, ...errors } } }, async (request) =>
     webhooks.get(request.cloudPrincipal, request.params.id),
+  );
+  scope.patch(
+    '/project/api/v3/webhooks/:id/',
+    {
+      schema: {
+        tags,
+        summary: 'Enable a disabled webhook again ({"enabled": true}), or disable one ({"enabled": false})',
+        description: 'Enabling clears disabled_at, disabled_reason and the count of failed events; the events that follow are delivered, those of the time it was disabled are not.',
+        params: Params,
+        body: UpdateWebhookBody,
+        response: { 200: WebhookSchema, ...errors },
+      },
+    },
+    async (request) => webhooks.setEnabled(request.cloudPrincipal, request.params.id, request.body.enabled),
   );
   scope.delete('/project/api/v3/webhooks/:id/', { schema: { tags, params: Params, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
     await webhooks.remove(request.cloudPrincipal, request.params.id);

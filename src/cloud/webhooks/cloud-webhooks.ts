@@ -46,6 +46,11 @@ export class CloudWebhookService {
     return this.core.get(organizationScope(principal.organizationId), id);
   }
 
+  /** PATCH {"enabled": …}: a disabled subscription enabled again, or one disabled by hand. */
+  setEnabled(principal: CloudPrincipal, id: number, enabled: boolean): Promise<WebhookRecord> {
+    return this.core.setEnabled(organizationScope(principal.organizationId), id, enabled);
+  }
+
   remove(principal: CloudPrincipal, id: number): Promise<void> {
     return this.core.remove(organizationScope(principal.organizationId), id);
   }

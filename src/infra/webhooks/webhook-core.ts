@@ -8,7 +8,9 @@
 // 2xx) is retried by a new job delayed by the retry policy (30 s doubling, within 24 h:
 // signing.ts); each attempt is a row of the delivery log. A message whose attempts all failed
 // counts against its subscription; DISABLE_AFTER_FAILED_EVENTS such messages in a row (no success
-// between) disable it.
+// between) disable it. Its owner enables it again (setEnabled: PATCH with {"enabled": true}), which
+// clears the reason and the count; events of the time it was disabled are not sent (none were
+// queued for it), the events after are.
 import crypto from 'node:crypto';
 import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely';
 import type { Logger } from 'pino';
@@ -20,6 +22,8 @@ import { newWebhookSecret, nextRetrySeconds, signedHeaders, type RetryPolicy, ty
 export const DISABLE_AFTER_FAILED_EVENTS = 5;
 /** How long an event waits for an older one's first attempt before it looks again. */
 const ORDER_WAIT_SECONDS = 1;
+/** disabled_reason of a subscription its owner disabled (PATCH {"enabled": false}). */
+export const DISABLED_BY_OWNER = 'Disabled by its owner.';
 /** Subscriptions per owner. */
 export const MAX_WEBHOOKS = 20;
 
@@ -149,6 +153,19 @@ export class WebhookCore {
 
   async get(scope: Scope, id: number): Promise<WebhookRecord> {
     return toRecord(await this.find(scope, id));
+  }
+
+  /**
+   * Enables a subscription again (clears disabled_at, disabled_reason and the count of failed
+   * events), or disables it by hand. Setting the state it already has changes nothing.
+   */
+  async setEnabled(scope: Scope, id: number, enabled: boolean): Promise<WebhookRecord> {
+    const row = await this.find(scope, id);
+    if (enabled === (row.disabled_at === null)) return toRecord(row);
+    const values = enabled ? { disabled_at: null, disabled_reason: null, failed_events: 0 } : { disabled_at: new Date(), disabled_reason: DISABLED_BY_OWNER };
+    const updated = await this.deps.db.updateTable(this.t.webhooks).set(values).where('id', '=', row.id).returningAll().executeTakeFirst();
+    if (!updated) throw notFound('Webhook'); // deleted meanwhile
+    return toRecord(updated as WebhookRow);
   }
 
   async remove(scope: Scope, id: number): Promise<void> {

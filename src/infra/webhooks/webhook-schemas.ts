@@ -7,7 +7,7 @@ export const WebhookSchema = Type.Object({
   url: Type.String(),
   events: Type.Array(Type.String()),
   created_at: Type.String({ format: 'date-time' }),
-  active: Type.Boolean({ description: 'false once disabled after repeated failed deliveries' }),
+  active: Type.Boolean({ description: 'false once disabled after repeated failed deliveries (or by its owner); PATCH {"enabled": true} enables it again' }),
   disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   disabled_reason: Type.Union([Type.String(), Type.Null()]),
 });
@@ -31,6 +31,17 @@ export function createWebhookBody(events: readonly string[]) {
     { additionalProperties: false },
   );
 }
+
+/** The body of PATCH …/webhooks/{id}/: enable a disabled subscription again, or disable one. */
+export const UpdateWebhookBody = Type.Object(
+  {
+    enabled: Type.Boolean({
+      description:
+        'true: deliver events again (clears disabled_at, disabled_reason and the count of failed events; events of the time it was disabled are not sent); false: stop delivering (disabled_reason "Disabled by its owner.")',
+    }),
+  },
+  { additionalProperties: false },
+);
 
 export const DeliverySchema = Type.Object({
   id: Type.Integer(),

@@ -1,9 +1,9 @@
 // Webhook subscriptions (not in the spec; issue 30 §2): POST/GET /v1/webhooks/,
-// GET/DELETE /v1/webhooks/{id}/, GET /v1/webhooks/{id}/deliveries/ (webhook.service.ts).
+// GET/PATCH/DELETE /v1/webhooks/{id}/, GET /v1/webhooks/{id}/deliveries/ (webhook.service.ts).
 import type { HttpServer } from '../../infra/http/http-server.ts';
 import type { WebhookService } from './webhook.service.ts';
 import { ListOf, respondList } from '../http/lists.ts';
-import { createWebhookBody, DeliverySchema as Delivery, NewWebhookSchema as NewWebhook, WebhookSchema as Webhook } from '../../infra/webhooks/webhook-schemas.ts';
+import { createWebhookBody, DeliverySchema as Delivery, NewWebhookSchema as NewWebhook, UpdateWebhookBody, WebhookSchema as Webhook } from '../../infra/webhooks/webhook-schemas.ts';
 import { INSPECTION_WEBHOOK_EVENTS } from './webhook-events.ts';
 import * as S from '../inspection.schemas.ts';
 
@@ -39,6 +39,21 @@ export function registerWebhookRoutes(r: HttpServer, deps: { webhooks: WebhookSe
     '/v1/webhooks/:id/',
     { schema: { tags, summary: 'A webhook (never its secret)', headers: S.AuthHeaders, params: S.IdParams, response: { 200: Webhook, ...S.errorResponses } } },
     async (request) => deps.webhooks.get(request.auth, request.params.id),
+  );
+  r.patch(
+    '/v1/webhooks/:id/',
+    {
+      schema: {
+        tags,
+        summary: 'Enable a disabled webhook again ({"enabled": true}), or disable one ({"enabled": false})',
+        description: 'Enabling clears disabled_at, disabled_reason and the count of failed events; the events that follow are delivered, those of the time it was disabled are not.',
+        headers: S.AuthHeaders,
+        params: S.IdParams,
+        body: UpdateWebhookBody,
+        response: { 200: Webhook, ...S.errorResponses },
+      },
+    },
+    async (request) => deps.webhooks.setEnabled(request.auth, request.params.id, request.body.enabled),
   );
   r.delete(
     '/v1/webhooks/:id/',

@@ -54,6 +54,11 @@ export class WebhookService {
     return this.core.get(this.scope(auth), id);
   }
 
+  /** PATCH {"enabled": …}: a disabled subscription enabled again, or one disabled by hand. */
+  setEnabled(auth: AuthContext, id: number, enabled: boolean): Promise<WebhookRecord> {
+    return this.core.setEnabled(this.scope(auth), id, enabled);
+  }
+
   remove(auth: AuthContext, id: number): Promise<void> {
     return this.core.remove(this.scope(auth), id);
   }
@@ -85,7 +90,7 @@ export class WebhookService {
       '',
       reason,
       '',
-      `Its delivery log: GET /v1/webhooks/${webhook.id}/deliveries/. No more events are sent to it; create a new webhook once the receiver answers again.`,
+      `Its delivery log: GET /v1/webhooks/${webhook.id}/deliveries/. No more events are sent to it. Once the receiver answers again, enable it: PATCH /v1/webhooks/${webhook.id}/ with {"enabled": true}.`,
     ].join('\n');
     await this.jobs.send<InspectionJobs, 'inspection.send-email'>('inspection.send-email', { to: user.email, subject: `Webhook ${webhook.id} disabled after failed deliveries`, text }, { trx: trx as never });
   }

@@ -9613,7 +9613,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description false once disabled after repeated failed deliveries */
+                            /** @description false once disabled after repeated failed deliveries (or by its owner); PATCH {"enabled": true} enables it again */
                             active: boolean;
                             /** Format: date-time */
                             created_at: string;
@@ -9628,7 +9628,7 @@ export interface paths {
                             next: string | null;
                             previous: string | null;
                             results: {
-                                /** @description false once disabled after repeated failed deliveries */
+                                /** @description false once disabled after repeated failed deliveries (or by its owner); PATCH {"enabled": true} enables it again */
                                 active: boolean;
                                 /** Format: date-time */
                                 created_at: string;
@@ -9761,7 +9761,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description false once disabled after repeated failed deliveries */
+                            /** @description false once disabled after repeated failed deliveries (or by its owner); PATCH {"enabled": true} enables it again */
                             active: boolean;
                             /** Format: date-time */
                             created_at: string;
@@ -9898,7 +9898,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description false once disabled after repeated failed deliveries */
+                            /** @description false once disabled after repeated failed deliveries (or by its owner); PATCH {"enabled": true} enables it again */
                             active: boolean;
                             /** Format: date-time */
                             created_at: string;
@@ -10107,7 +10107,138 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Enable a disabled webhook again ({"enabled": true}), or disable one ({"enabled": false})
+         * @description Enabling clears disabled_at, disabled_reason and the count of failed events; the events that follow are delivered, those of the time it was disabled are not.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description true: deliver events again (clears disabled_at, disabled_reason and the count of failed events; events of the time it was disabled are not sent); false: stop delivering (disabled_reason "Disabled by its owner.") */
+                        enabled: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description false once disabled after repeated failed deliveries (or by its owner); PATCH {"enabled": true} enables it again */
+                            active: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            disabled_reason: string | null;
+                            events: string[];
+                            id: number;
+                            url: string;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/v1/webhooks/{id}/deliveries/": {
