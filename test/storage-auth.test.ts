@@ -27,12 +27,18 @@ describe('embedded credentials', () => {
     const lookup = resolve(creds.accessKeyId, creds.sessionToken);
     assert.ok(lookup.ok);
     assert.equal(lookup.credential.secretAccessKey, creds.secretAccessKey);
-    assert.deepEqual(lookup.credential.scope, { kind: 'prefix', bucket: 'bkt', prefix: 'projects/7/', readOnlyPrefixes: [] });
+    assert.deepEqual(lookup.credential.scope, { kind: 'prefix', bucket: 'bkt', prefix: 'projects/7/', writable: true, readOnlyPrefixes: [] });
     // Read-only prefixes travel in the signed token.
     const reader = await issuer.issue('bkt', 'projects/7/', 3600, { readOnlyPrefixes: ['results/7/'] });
     const readerLookup = resolve(reader.accessKeyId, reader.sessionToken);
     assert.ok(readerLookup.ok);
-    assert.deepEqual(readerLookup.credential.scope, { kind: 'prefix', bucket: 'bkt', prefix: 'projects/7/', readOnlyPrefixes: ['results/7/'] });
+    assert.deepEqual(readerLookup.credential.scope, { kind: 'prefix', bucket: 'bkt', prefix: 'projects/7/', writable: true, readOnlyPrefixes: ['results/7/'] });
+    // So does a read-only main prefix (IssueOptions.writable false: a read-only cloud token's).
+    const readOnly = await issuer.issue('bkt', 'projects/7/', 3600, { readOnlyPrefixes: ['results/7/'], writable: false });
+    assert.equal(readOnly.writable, false);
+    const readOnlyLookup = resolve(readOnly.accessKeyId, readOnly.sessionToken);
+    assert.ok(readOnlyLookup.ok);
+    assert.deepEqual(readOnlyLookup.credential.scope, { kind: 'prefix', bucket: 'bkt', prefix: 'projects/7/', writable: false, readOnlyPrefixes: ['results/7/'] });
     // Two issues never share an access key.
     assert.notEqual((await issuer.issue('bkt', 'projects/7/', 3600)).accessKeyId, creds.accessKeyId);
   });
@@ -51,6 +57,12 @@ describe('embedded credentials', () => {
     assert.equal(reason(issuer.resolve, creds.accessKeyId, `${v}.${widened}.${mac}`), 'InvalidToken');
     const readMore = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), r: ['q/'] })).toString('base64url');
     assert.equal(reason(issuer.resolve, creds.accessKeyId, `${v}.${readMore}.${mac}`), 'InvalidToken', 'read-only prefixes cannot be added');
+    const readOnly = await issuer.issue('bkt', 'p/', 60, { writable: false });
+    const [rv, readOnlyBody, readOnlyMac] = readOnly.sessionToken.split('.');
+    const { ro: _ro, ...writableAgain } = JSON.parse(Buffer.from(readOnlyBody, 'base64url').toString());
+    assert.equal(_ro, true, 'a read-only token says so');
+    const madeWritable = Buffer.from(JSON.stringify(writableAgain)).toString('base64url');
+    assert.equal(reason(issuer.resolve, readOnly.accessKeyId, `${rv}.${madeWritable}.${readOnlyMac}`), 'InvalidToken', 'a read-only token cannot be made writable');
     assert.equal(reason(issuer.resolve, creds.accessKeyId, 'garbage'), 'InvalidToken');
     assert.equal(reason(createCredentialResolver(randomBytes(32)), creds.accessKeyId, creds.sessionToken), 'InvalidToken');
     assert.equal(reason(issuer.resolve, creds.accessKeyId, other.sessionToken), 'InvalidAccessKeyId');

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { S3ObjectStore } from '../src/infra/storage/s3-object-store.ts';
 import { StsCredentialIssuer, prefixSessionPolicy } from '../src/infra/storage/sts-credential-issuer.ts';
@@ -132,6 +132,18 @@ describe('storage process: S3 store and STS AssumeRole over HTTP', () => {
     assert.equal(await s3Outcome(readerClient.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'results/p10/x' }))), 'AccessDenied');
     await readerClient.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'projects/p1/still-writable', Body: 'x' }));
     assert.equal(await (await store.getObject(BUCKET, 'results/p1/run/ortho.tif')).body.toArray().then((c) => Buffer.concat(c).toString()), 'result');
+
+    // Read-only credentials (a read-only cloud token's): the prefix and the results read, nothing written.
+    const readOnly = await issuer.issue(BUCKET, 'projects/p1/', 3600, { readOnlyPrefixes: ['results/p1/'], writable: false });
+    assert.equal(readOnly.writable, false);
+    const readOnlyClient = clientFor(endpoint, readOnly);
+    assert.equal(await (await readOnlyClient.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'projects/p1/photo.jpg' }))).Body!.transformToString(), 'inside');
+    assert.equal(await (await readOnlyClient.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'results/p1/run/ortho.tif' }))).Body!.transformToString(), 'result');
+    assert.equal((await readOnlyClient.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'projects/p1/' }))).KeyCount, 2);
+    assert.equal(await s3Outcome(readOnlyClient.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'projects/p1/photo.jpg', Body: 'overwritten' }))), 'AccessDenied');
+    assert.equal(await s3Outcome(readOnlyClient.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'projects/p1/photo.jpg' }))), 'AccessDenied');
+    assert.equal(await s3Outcome(readOnlyClient.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'projects/p2/secret.txt' }))), 'AccessDenied');
+    assert.equal((await store.headObject(BUCKET, 'projects/p1/photo.jpg'))?.size, 'inside'.length);
   });
 
   it('AssumeRole refuses what it cannot grant, callers other than the root, bad signatures; credentials expire', async () => {
@@ -139,9 +151,9 @@ describe('storage process: S3 store and STS AssumeRole over HTTP', () => {
     const assume = (client: STSClient, policy: string, duration = 900) =>
       client.send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::000000000000:role/x', RoleSessionName: 'test', Policy: policy, DurationSeconds: duration }));
     const root = sts(ROOT);
-    const readOnly = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${BUCKET}/p/*`] }] });
+    const writeOnly = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:PutObject'], Resource: [`arn:aws:s3:::${BUCKET}/p/*`] }] });
     // The code on the wire is MalformedPolicyDocument (as AWS); the SDK names its class ...Exception.
-    assert.equal(await s3Outcome(assume(root, readOnly)), 'MalformedPolicyDocumentException', 'read-only cannot be expressed: refused, not widened');
+    assert.equal(await s3Outcome(assume(root, writeOnly)), 'MalformedPolicyDocumentException', 'writing without reading cannot be expressed: refused, not widened');
     const twoPrefixes = JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:*'], Resource: [`arn:aws:s3:::${BUCKET}/a/*`, `arn:aws:s3:::${BUCKET}/b/*`] }] });
     assert.equal(await s3Outcome(assume(root, twoPrefixes)), 'MalformedPolicyDocumentException');
     assert.equal(await s3Outcome(assume(root, prefixSessionPolicy(BUCKET, 'p/'), 50_000)), 'InvalidParameterValue', 'longer than 12 hours');

@@ -1,5 +1,6 @@
 // HTTP routes of the cloud service: bind the request, call one service method. Everything under
-// the protected scope needs `Authorization: Bearer <token>`.
+// the protected scope needs `Authorization: Bearer <token>`; a read-only token (scope read:cloud)
+// calls its GET and HEAD routes only (cloud-scopes.ts: one check here, for every route).
 import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -8,6 +9,7 @@ import type { HttpServer } from '../infra/http/http-server.ts';
 import { ApiError } from '../infra/http/errors.ts';
 import type { CloudPrincipal, OAuthService } from './auth/oauth.service.ts';
 import { basicClientCredentials, oauthErrorBodies } from './auth/oauth-errors.ts';
+import { requireScopeFor } from './auth/cloud-scopes.ts';
 import type { ProjectService } from './projects/project.service.ts';
 import type { ProjectGroupService } from './project-groups/project-group.service.ts';
 import type { ControlPointService } from './control-points/control-point.service.ts';
@@ -56,7 +58,9 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
         querystring: S.TokenRequest,
         body: Type.Union([S.TokenRequest, Type.Null()]),
         description:
-          'Client credentials grant (RFC 6749 4.4): `client_id` and `client_secret` as parameters, or HTTP Basic. `scope`, when sent, must be among read:cloud write:cloud; the token has both. ' +
+          'Client credentials grant (RFC 6749 4.4): `client_id` and `client_secret` as parameters, or HTTP Basic. `scope`, when sent, must be among read:cloud write:cloud (also spelled cloud:read cloud:write). ' +
+          '`scope=read:cloud` alone gives a read-only token: its calls other than GET and HEAD answer 403 `permission_denied`, and its storage credentials only read. ' +
+          'Without `scope`, or with write:cloud, the token has both; the response\'s `scope` says what was granted. ' +
           'Errors carry RFC 6749 5.2\'s `error` and `error_description` beside `detail`/`code`: 400 invalid_request, unsupported_grant_type, invalid_scope; 401 invalid_client with WWW-Authenticate.',
         response: { 200: S.TokenResponse, 400: S.OAuthErrorBody, 401: S.OAuthErrorBody },
       },
@@ -83,6 +87,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       const log = request.log.child({ clientId: request.cloudPrincipal.clientId, userAgent: request.headers['user-agent'] ?? null });
       request.log = log;
       reply.log = log;
+      requireScopeFor(request.method, request.cloudPrincipal);
     });
     const p = deps.projects;
 

@@ -14,7 +14,13 @@ export const TokenRequest = Type.Object({
   client_secret: Type.Optional(Type.String({ maxLength: LIMITS.key })),
   token_format: Type.Optional(Type.String({ maxLength: LIMITS.code })),
   token_type: Type.Optional(Type.String({ maxLength: LIMITS.code })),
-  scope: Type.Optional(Type.String({ maxLength: LIMITS.name, description: 'Space-separated, among read:cloud write:cloud (invalid_scope otherwise).' })),
+  scope: Type.Optional(
+    Type.String({
+      maxLength: LIMITS.name,
+      description:
+        'Space-separated, among read:cloud write:cloud, also spelled cloud:read cloud:write (invalid_scope otherwise). read:cloud alone: a read-only token (GET and HEAD only; read-only storage credentials); otherwise both.',
+    }),
+  ),
   organization_uuid: Type.Optional(
     Type.String({
       maxLength: 64,
@@ -39,7 +45,7 @@ export const TokenResponse = Type.Object({
   access_token: Type.String(),
   token_type: Type.Literal('Bearer'),
   expires_in: Type.Integer(),
-  scope: Type.String(),
+  scope: Type.String({ description: 'What the token grants: "read:cloud write:cloud", or "read:cloud" for a read-only token.' }),
 });
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -9,9 +9,7 @@ import type { CloudTables } from '../cloud.tables.ts';
 import { constantTimeEqual, generateSecret, sha256Hex } from '../../infra/auth/secrets.ts';
 import { authenticationFailed, notAuthenticated, tokenExpired } from '../../infra/http/errors.ts';
 import { oauthError } from './oauth-errors.ts';
-
-export const CLOUD_SCOPE = 'read:cloud write:cloud';
-const CLOUD_SCOPES = CLOUD_SCOPE.split(' ');
+import { grantedScope, scopesOfClaim } from './cloud-scopes.ts';
 
 export interface CloudPrincipal {
   clientId: string;
@@ -23,6 +21,8 @@ export interface CloudPrincipal {
   homeOrganizationId: number;
   /** A service client (the inspection service's): may act for any organization (issue 30). */
   actsForOrganizations: boolean;
+  /** The token's scopes: read:cloud, and write:cloud unless it is a read-only token (cloud-scopes.ts). */
+  scopes: readonly string[];
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -90,7 +90,8 @@ export class OAuthService {
    * `client_id`/`client_secret` parameters or HTTP Basic (`basic`), not both. Errors are RFC 6749's
    * (oauth-errors.ts): a parameter missing or repeated, or two authentication methods:
    * invalid_request; a grant other than client_credentials: unsupported_grant_type; no, unknown or
-   * wrong credentials: invalid_client (401); a scope beyond read:cloud write:cloud: invalid_scope;
+   * wrong credentials: invalid_client (401); a scope beyond read:cloud write:cloud (or their
+   * spellings cloud:read cloud:write): invalid_scope; `read:cloud` alone: a read-only token;
    * `organization_uuid` from a client that is not a service client: unauthorized_client.
    * invalid_grant never arises: this grant carries nothing but the client's credentials.
    */
@@ -125,9 +126,7 @@ export class OAuthService {
     if (!client || !constantTimeEqual(client.secret_hash, sha256Hex(clientSecret))) {
       throw oauthError('invalid_client', 'Invalid client credentials.');
     }
-    const scope = given(request.scope);
-    const unknown = scope?.split(' ').filter((s) => s !== '' && !CLOUD_SCOPES.includes(s)) ?? [];
-    if (unknown.length > 0) throw oauthError('invalid_scope', `Unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}: the scopes are ${CLOUD_SCOPE}.`);
+    const scope = grantedScope(given(request.scope));
     let organizationUuid = client.organization_uuid;
     const actingFor = given(request.organizationUuid);
     if (actingFor !== undefined) {
@@ -135,14 +134,14 @@ export class OAuthService {
       if (!UUID.test(actingFor)) throw oauthError('invalid_request', 'organization_uuid must be a UUID.');
       organizationUuid = (await this.ensureOrganization(actingFor.toLowerCase())).uuid;
     }
-    const access_token = await new SignJWT({ scope: CLOUD_SCOPE, [this.orgClaim]: organizationUuid })
+    const access_token = await new SignJWT({ scope, [this.orgClaim]: organizationUuid })
       .setProtectedHeader({ alg: 'RS256', kid: (await this.jwk).kid, typ: 'JWT' })
       .setSubject(clientId)
       .setIssuer(this.options.issuer)
       .setIssuedAt()
       .setExpirationTime(tokenExpiry(this.options.tokenTtlSeconds))
       .sign(this.options.privateKey);
-    return { access_token, token_type: 'Bearer' as const, expires_in: this.options.tokenTtlSeconds, scope: CLOUD_SCOPE };
+    return { access_token, token_type: 'Bearer' as const, expires_in: this.options.tokenTtlSeconds, scope };
   }
 
   /** Verifies an `Authorization: Bearer` header value and loads the client it names. */
@@ -151,10 +150,12 @@ export class OAuthService {
     if (!match) throw notAuthenticated();
     let subject: string;
     let claimedOrganization: unknown;
+    let scopes: string[];
     try {
       const { payload } = await jwtVerify(match[1], this.publicKey, { issuer: this.options.issuer, algorithms: ['RS256'] });
       subject = String(payload.sub);
       claimedOrganization = payload[this.orgClaim];
+      scopes = scopesOfClaim(payload.scope);
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) throw tokenExpired();
       throw authenticationFailed('Invalid token.');
@@ -173,6 +174,7 @@ export class OAuthService {
       organizationUuid: client.uuid,
       homeOrganizationId: client.organization_id,
       actsForOrganizations: client.acts_for_organizations,
+      scopes,
     };
     // A token names the organization it was issued for; only a service client's may name another
     // than the client's own (and a client whose service status was withdrawn loses it at once).

@@ -4,6 +4,7 @@
 import crypto from 'node:crypto';
 import type { ProjectRow } from '../cloud.tables.ts';
 import type { CloudPrincipal } from '../auth/oauth.service.ts';
+import { mayWrite } from '../auth/cloud-scopes.ts';
 import type { CredentialIssuer, ObjectStore } from '../../infra/storage/object-store.ts';
 import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import { conflict, notFound, ValidationError, type FieldErrors } from '../../infra/http/errors.ts';
@@ -137,9 +138,13 @@ export class ProjectService {
   async credentials(principal: CloudPrincipal, id: number) {
     const project = await this.require(principal, id);
     const prefix = `${project.s3_base_path}/`;
-    // Write under the uploads prefix (the record's `key`); read the results, as the real API's
-    // clients do with an output's s3_key (docs/cloud-service.md, "Downloading outputs").
-    const c = await this.issuer.issue(project.bucket_name, prefix, this.options.credentialsTtlSeconds, { readOnlyPrefixes: [projectPaths.results(project.uuid)] });
+    // Write under the uploads prefix (the record's `key`), or only read it with a read-only token;
+    // read the results, as the real API's clients do with an output's s3_key (docs/cloud-service.md,
+    // "Downloading outputs").
+    const c = await this.issuer.issue(project.bucket_name, prefix, this.options.credentialsTtlSeconds, {
+      readOnlyPrefixes: [projectPaths.results(project.uuid)],
+      writable: mayWrite(principal),
+    });
     return {
       access_key: c.accessKeyId,
       secret_key: c.secretAccessKey,

@@ -4,10 +4,12 @@
 //
 //   access key id   "ASIA" + 16 random base32 characters (like STS temporary keys)
 //   secret key      HMAC(secret-subkey, access key id), 40 base64url characters
-//   session token   "v1." + base64url(JSON {k, b, p, e, r?}) + "." + base64url(HMAC(token-subkey, payload))
+//   session token   "v1." + base64url(JSON {k, b, p, e, r?, ro?}) + "." + base64url(HMAC(token-subkey, payload))
 //
-// The token binds the access key id to its bucket, its read-write prefix, the prefixes it may only
-// read (`r`, absent when none) and its expiry; forging or widening one needs the master key. The root credential (fixed "AKIA..." id, no token) is for the server
+// The token binds the access key id to its bucket, its read-write prefix (read-only when `ro` is
+// set: absent in tokens that may write, so the tokens issued before it existed keep writing), the
+// prefixes it may only read (`r`, absent when none) and its expiry; forging or widening one needs
+// the master key. The root credential (fixed "AKIA..." id, no token) is for the server
 // itself (presigning) and is never handed to clients.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CredentialIssuer, IssueOptions, TemporaryCredentials } from './object-store.ts';
@@ -31,7 +33,8 @@ export interface RootCredential {
   secretAccessKey: string;
 }
 
-export type CredentialScope = { kind: 'root' } | { kind: 'prefix'; bucket: string; prefix: string; readOnlyPrefixes: string[] };
+/** `writable: false`: the prefix is only read and listed, like the read-only prefixes (IssueOptions.writable). */
+export type CredentialScope = { kind: 'root' } | { kind: 'prefix'; bucket: string; prefix: string; writable: boolean; readOnlyPrefixes: string[] };
 
 export interface ResolvedCredential {
   accessKeyId: string;
@@ -72,6 +75,7 @@ interface TokenPayload {
   /** prefix */ p: string;
   /** expiration, Unix seconds */ e: number;
   /** prefixes readable only */ r?: string[];
+  /** the prefix is read-only too */ ro?: true;
 }
 
 /** Derives the separate keys from the master key, so no key is used for two purposes. */
@@ -113,7 +117,8 @@ class DerivedKeys {
         typeof payload.b === 'string' &&
         typeof payload.p === 'string' &&
         Number.isFinite(payload.e) &&
-        (payload.r === undefined || (Array.isArray(payload.r) && payload.r.every((p) => typeof p === 'string' && p !== '')));
+        (payload.r === undefined || (Array.isArray(payload.r) && payload.r.every((p) => typeof p === 'string' && p !== ''))) &&
+        (payload.ro === undefined || payload.ro === true);
       return valid ? payload : undefined;
     } catch {
       return undefined;
@@ -150,7 +155,7 @@ export function createCredentialResolver(masterKey: Buffer, now: () => number = 
       credential: {
         accessKeyId,
         secretAccessKey: keys.secretFor(accessKeyId),
-        scope: { kind: 'prefix', bucket: payload.b, prefix: payload.p, readOnlyPrefixes: payload.r ?? [] },
+        scope: { kind: 'prefix', bucket: payload.b, prefix: payload.p, writable: payload.ro !== true, readOnlyPrefixes: payload.r ?? [] },
         expiration,
       },
     };
@@ -176,8 +181,9 @@ export class EmbeddedCredentialIssuer implements CredentialIssuer {
   }
 
   /**
-   * Credentials for keys starting with `prefix` in `bucket`, and for reading (GetObject,
-   * HeadObject, listing, a copy's source) keys starting with one of `readOnlyPrefixes`. Prefixes
+   * Credentials for keys starting with `prefix` in `bucket` (only reading them with
+   * `writable: false`), and for reading (GetObject, HeadObject, listing, a copy's source) keys
+   * starting with one of `readOnlyPrefixes`. Prefixes
    * are matched as plain strings, as an IAM "prefix*" would be: end them with "/" to confine
    * clients to one folder.
    */
@@ -189,7 +195,15 @@ export class EmbeddedCredentialIssuer implements CredentialIssuer {
     if (readOnlyPrefixes.some((p) => typeof p !== 'string' || p === '')) throw new RangeError('a read-only prefix must be a non-empty string');
     const accessKeyId = 'ASIA' + base32(randomBytes(10), 16);
     const expiresAt = Math.floor(this.now() / 1000 + ttlSeconds);
-    const sessionToken = this.keys.signToken({ k: accessKeyId, b: bucket, p: prefix, e: expiresAt, ...(readOnlyPrefixes.length ? { r: readOnlyPrefixes } : {}) });
+    const writable = options.writable !== false;
+    const sessionToken = this.keys.signToken({
+      k: accessKeyId,
+      b: bucket,
+      p: prefix,
+      e: expiresAt,
+      ...(readOnlyPrefixes.length ? { r: readOnlyPrefixes } : {}),
+      ...(writable ? {} : { ro: true as const }),
+    });
     return {
       accessKeyId,
       secretAccessKey: this.keys.secretFor(accessKeyId),
@@ -197,6 +211,7 @@ export class EmbeddedCredentialIssuer implements CredentialIssuer {
       expiration: new Date(expiresAt * 1000),
       bucket,
       prefix,
+      writable,
       readOnlyPrefixes,
       region: this.region,
       endpoint: typeof this.endpoint === 'function' ? this.endpoint() : this.endpoint,

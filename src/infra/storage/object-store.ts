@@ -2,7 +2,8 @@
 // - ObjectStore: what the server itself does with objects (check that uploads exist, read inputs,
 //   write outputs, hand out presigned download URLs).
 // - CredentialIssuer: temporary credentials that let a client (aws-cli, boto3, an AWS SDK) read and
-//   write under one key prefix until they expire, and optionally read (never write) under others.
+//   write under one key prefix until they expire (or only read it: `writable: false`), and
+//   optionally read (never write) under others.
 // The embedded implementation (local disk + an S3-compatible HTTP endpoint) lives beside this
 // file; a real S3/MinIO provider (STS AssumeRole with a prefix-scoped session policy) implements
 // the same interfaces.
@@ -70,8 +71,10 @@ export interface TemporaryCredentials {
   sessionToken: string;
   expiration: Date;
   bucket: string;
-  /** The only prefix these credentials may write under (and read). */
+  /** The only prefix these credentials may write under (and read), unless `writable` is false. */
   prefix: string;
+  /** False: `prefix` is read and listed only, like the read-only prefixes. */
+  writable: boolean;
   /** Prefixes these credentials may also read and list under, never write. */
   readOnlyPrefixes: string[];
   region: string;
@@ -82,6 +85,12 @@ export interface TemporaryCredentials {
 export interface IssueOptions {
   /** Prefixes of the same bucket the credentials may read and list under, never write. */
   readOnlyPrefixes?: string[];
+  /**
+   * False: the main prefix is read-only too (GetObject, HeadObject, listing; every write is
+   * AccessDenied), for a caller that may only read (a cloud token with the read:cloud scope only).
+   * Default true.
+   */
+  writable?: boolean;
 }
 
 export interface CredentialIssuer {

@@ -13,6 +13,10 @@
 //   asked for its prefix;
 // - allows only what the session policy allows (one document, sts-policies.ts): objects under the
 //   prefix, reads under the read-only prefixes, a listing of them; no bucket action, no ACL;
+// - has a read-only sibling (`oi-ro-<40 hex>`) for the credentials that may only read the prefix
+//   (IssueOptions.writable false: a cloud token with the read:cloud scope only), whose policy
+//   allows no write: the fallback to the role's own policy (above) cannot make a read-only
+//   credential write, as it could if both shared the writable role;
 // - is trusted by the services' own user only (S3_USER_ARN), and refuses every role session
 //   (`aws:userid` of a role session is "<role id>:<session name>"; a user's has no colon), so
 //   credentials it issued cannot assume it or a sibling again (role chaining);
@@ -46,9 +50,12 @@ export interface PrefixRole {
   created: boolean;
 }
 
-/** `oi-` and 40 hex digits of SHA-256(bucket/prefix): within IAM's 64 characters, the same in every process. */
-export function roleNameFor(bucket: string, prefix: string): string {
-  return `oi-${crypto.createHash('sha256').update(`${bucket}/${prefix}`).digest('hex').slice(0, 40)}`;
+/**
+ * `oi-` and 40 hex digits of SHA-256(bucket/prefix), `oi-ro-` for the read-only role of the
+ * prefix: within IAM's 64 characters, the same in every process.
+ */
+export function roleNameFor(bucket: string, prefix: string, writable = true): string {
+  return `oi-${writable ? '' : 'ro-'}${crypto.createHash('sha256').update(`${bucket}/${prefix}`).digest('hex').slice(0, 40)}`;
 }
 
 /** Trusted by `principalArn` only; no role session may assume it (see the head comment). */
@@ -68,30 +75,31 @@ export class PerPrefixRoles {
 
   constructor(private readonly settings: PerPrefixRolesSettings) {}
 
-  /** The role of `prefix`, made (or its policy rewritten, once per process) as needed. */
-  roleFor(bucket: string, prefix: string, readOnlyPrefixes: string[]): Promise<PrefixRole> {
-    const name = roleNameFor(bucket, prefix);
+  /** The role of `prefix` (its read-only one when `writable` is false), made (or its policy rewritten, once per process) as needed. */
+  roleFor(bucket: string, prefix: string, readOnlyPrefixes: string[], writable = true): Promise<PrefixRole> {
+    const name = roleNameFor(bucket, prefix, writable);
     let role = this.ready.get(name);
     if (!role) {
-      role = this.prepare(name, bucket, prefix, readOnlyPrefixes);
+      role = this.prepare(name, bucket, prefix, readOnlyPrefixes, writable);
       this.ready.set(name, role);
       role.catch(() => this.ready.delete(name)); // asked again next time
     }
     return role;
   }
 
-  /** Deletes the role of `prefix` (and its policy); its credentials stop. Nothing to do when there is none. */
+  /** Deletes the roles of `prefix`, writable and read-only (and their policies); their credentials stop. Nothing to do when there is none. */
   async remove(bucket: string, prefix: string): Promise<void> {
-    const name = roleNameFor(bucket, prefix);
-    this.ready.delete(name);
-    const { iam } = this.settings;
-    const hadPolicy = await iam.deleteRolePolicy(name, POLICY_NAME);
-    const hadRole = await iam.deleteRole(name);
-    if (hadPolicy || hadRole) this.settings.logger.info({ role: name, bucket, prefix }, 'storage: per-prefix role deleted with its prefix');
-    this.ready.delete(name); // a roleFor() that ran meanwhile made it again: forget it too
+    for (const name of [roleNameFor(bucket, prefix), roleNameFor(bucket, prefix, false)]) {
+      this.ready.delete(name);
+      const { iam } = this.settings;
+      const hadPolicy = await iam.deleteRolePolicy(name, POLICY_NAME);
+      const hadRole = await iam.deleteRole(name);
+      if (hadPolicy || hadRole) this.settings.logger.info({ role: name, bucket, prefix }, 'storage: per-prefix role deleted with its prefix');
+      this.ready.delete(name); // a roleFor() that ran meanwhile made it again: forget it too
+    }
   }
 
-  private async prepare(name: string, bucket: string, prefix: string, readOnlyPrefixes: string[]): Promise<PrefixRole> {
+  private async prepare(name: string, bucket: string, prefix: string, readOnlyPrefixes: string[], writable: boolean): Promise<PrefixRole> {
     const { iam } = this.settings;
     let created = false;
     let role = await iam.getRole(name);
@@ -102,7 +110,7 @@ export class PerPrefixRoles {
           path: ROLE_PATH,
           trustPolicy: prefixRoleTrustPolicy(this.settings.trustedPrincipalArn),
           maxSessionDuration: Math.min(MAX_MAX_SESSION, Math.max(MIN_MAX_SESSION, Math.ceil(this.settings.sessionSeconds))),
-          description: `open-inspection: objects under ${bucket}/${prefix}`.slice(0, 1000),
+          description: `open-inspection: ${writable ? '' : 'reading '}objects under ${bucket}/${prefix}`.slice(0, 1000),
         });
         created = true;
       } catch (err) {
@@ -113,7 +121,7 @@ export class PerPrefixRoles {
       }
     }
     // Written every first time a process uses the role: a role made by an older version gets today's policy.
-    await iam.putRolePolicy(name, POLICY_NAME, prefixPolicy(bucket, prefix, readOnlyPrefixes));
+    await iam.putRolePolicy(name, POLICY_NAME, prefixPolicy(bucket, prefix, readOnlyPrefixes, { writable }));
     return { arn: role.arn, maxSessionDuration: role.maxSessionDuration, created };
   }
 }

@@ -172,11 +172,15 @@ function accessDenied(): S3Error {
 /** Operations on one object that only read it: allowed under a read-only prefix too. */
 const READS = new Set(['GetObject', 'HeadObject']);
 
-/** Whether the credential may touch `key` of `bucket`: write anywhere under its prefix, or just read. */
+/**
+ * Whether the credential may touch `key` of `bucket`: write anywhere under its prefix (unless the
+ * credential is read-only: then it reads there too), or just read under its read-only prefixes.
+ */
 function keyAllowed(scope: CredentialScope, bucket: string, key: string, read = false): boolean {
   if (scope.kind === 'root') return true;
   if (scope.bucket !== bucket) return false;
-  return key.startsWith(scope.prefix) || (read && scope.readOnlyPrefixes.some((p) => key.startsWith(p)));
+  if (key.startsWith(scope.prefix)) return read || scope.writable;
+  return read && scope.readOnlyPrefixes.some((p) => key.startsWith(p));
 }
 
 function authorize(scope: CredentialScope, access: Access, target: RequestTarget, operation: string): void {

@@ -1,8 +1,9 @@
 // STS AssumeRole on the embedded endpoint, as MinIO answers it: a form POST to `/` with
 // `Action=AssumeRole`, `Version=2011-06-15`, `Policy` and `DurationSeconds`, signed (SigV4,
 // service "sts") with the root credential. The session policy must confine the credentials to one
-// bucket, one key prefix to read and write, and any number of prefixes only to read, which is what
-// the embedded store's temporary credentials can express; the answer is those credentials. This
+// bucket, one key prefix to read and write (or only to read: a read-only credential), and any
+// number of prefixes only to read, which is what the embedded store's temporary credentials can
+// express; the answer is those credentials. This
 // lets the S3 store of the services (s3-object-store.ts and sts-credential-issuer.ts) use a
 // `storage` process exactly as it would use MinIO.
 //
@@ -68,8 +69,8 @@ export async function handleAssumeRole(req: IncomingMessage, res: ServerResponse
     if (!Number.isInteger(duration) || duration < options.minDurationSeconds || duration > options.maxDurationSeconds) {
       throw new StsError('InvalidParameterValue', `DurationSeconds must be a whole number between ${options.minDurationSeconds} and ${options.maxDurationSeconds}.`);
     }
-    const { bucket, prefix, readOnlyPrefixes } = scopeOfPolicy(form.get('Policy'));
-    const credentials = await options.issuer.issue(bucket, prefix, duration, { readOnlyPrefixes });
+    const { bucket, prefix, writable, readOnlyPrefixes } = scopeOfPolicy(form.get('Policy'));
+    const credentials = await options.issuer.issue(bucket, prefix, duration, { readOnlyPrefixes, writable });
     const sessionName = (form.get('RoleSessionName') ?? 'session').slice(0, 64);
     const xml =
       `<?xml version="1.0" encoding="UTF-8"?><AssumeRoleResponse xmlns="${STS_XMLNS}"><AssumeRoleResult>` +
@@ -127,11 +128,14 @@ function deniesOnlyAclHeaders(statement: Statement): boolean {
 /**
  * The one bucket and prefix a session policy allows reading and writing under, and the prefixes it
  * allows only reading: its object statements' resources `arn:aws:s3:::<bucket>/<prefix>*` name one
- * bucket; exactly one prefix is allowed at least GetObject and PutObject (s3:* or s3:*Object
- * count); every other is allowed GetObject and no write. Listing statements (the bucket with an
- * s3:prefix condition) are accepted as they are: the credentials list only their prefixes.
+ * bucket; at most one prefix is allowed at least GetObject and PutObject (s3:* or s3:*Object
+ * count); every other is allowed GetObject and no write. A policy that allows no prefix to be
+ * written is a read-only credential's (sts-policies.ts, `writable: false`): its own prefix is the
+ * first one it names, the one whose owner the prefix gate asks about. Listing statements (the
+ * bucket with an s3:prefix condition) are accepted as they are: the credentials list only their
+ * prefixes.
  */
-export function scopeOfPolicy(raw: string | null): { bucket: string; prefix: string; readOnlyPrefixes: string[] } {
+export function scopeOfPolicy(raw: string | null): { bucket: string; prefix: string; writable: boolean; readOnlyPrefixes: string[] } {
   if (!raw) throw new StsError('MalformedPolicyDocument', 'A Policy confining the credentials to one bucket and key prefix is required.');
   let policy: { Statement?: Statement | Statement[] };
   try {
@@ -161,18 +165,19 @@ export function scopeOfPolicy(raw: string | null): { bucket: string; prefix: str
   if (buckets.size !== 1) throw new StsError('MalformedPolicyDocument', `The Policy must allow objects of exactly one bucket (it names ${buckets.size}).`);
   const grants = (actions: Set<string>, needed: string) => actions.has(needed) || actions.has('s3:*') || actions.has('s3:*Object');
   const readWrite = [...scopes].filter(([, actions]) => READ_WRITE.every((a) => grants(actions, a)));
-  if (readWrite.length !== 1) {
-    throw new StsError('MalformedPolicyDocument', `This store issues read-and-write credentials for one prefix; the Policy must allow s3:GetObject and s3:PutObject on exactly one (it does on ${readWrite.length}).`);
+  if (readWrite.length > 1) {
+    throw new StsError('MalformedPolicyDocument', `This store issues read-and-write credentials for one prefix; the Policy must allow s3:GetObject and s3:PutObject on one at most (it does on ${readWrite.length}).`);
   }
+  // Read-write: that prefix; read-only: the first named (Map keeps the order of the statements).
+  const own = readWrite.length === 1 ? readWrite[0][0] : [...scopes.keys()][0];
   const readOnlyPrefixes: string[] = [];
   for (const [scope, actions] of scopes) {
-    if (scope === readWrite[0][0]) continue;
+    if (readWrite.length === 1 && scope === own) continue;
     if (!grants(actions, 's3:GetObject') || WRITES.some((a) => actions.has(a))) {
       throw new StsError('MalformedPolicyDocument', `Unsupported grant on "${scope}*": besides the read-and-write prefix, this store issues read-only prefixes (s3:GetObject, no write).`);
     }
-    readOnlyPrefixes.push(scope.slice(scope.indexOf('/') + 1));
+    if (scope !== own) readOnlyPrefixes.push(scope.slice(scope.indexOf('/') + 1));
   }
-  const scope = readWrite[0][0];
-  const slash = scope.indexOf('/');
-  return { bucket: scope.slice(0, slash), prefix: scope.slice(slash + 1), readOnlyPrefixes };
+  const slash = own.indexOf('/');
+  return { bucket: own.slice(0, slash), prefix: own.slice(slash + 1), writable: readWrite.length === 1, readOnlyPrefixes };
 }

@@ -1,5 +1,6 @@
 // Temporary credentials from the store itself: STS AssumeRole with an inline session policy that
-// allows reads and writes under one key prefix (and reads under the read-only prefixes asked for),
+// allows reads and writes under one key prefix (only reads when issued with `writable: false`), and
+// reads under the read-only prefixes asked for,
 // for the duration the services promise, clamped to what the role allows. Works with AWS
 // (S3_ROLE_ARN names the role to assume), MinIO (which ignores the role), Ceph RGW and the embedded
 // `storage` process (storage-sts.ts).
@@ -52,7 +53,7 @@ const PLACEHOLDER_ROLE_ARN = 'arn:aws:iam::000000000000:role/open-inspection-upl
 const NEW_ROLE_RETRY_MS = [500, 1000, 2000, 4000, 8000];
 
 /** The session policy as AssumeRole's `Policy` parameter (compact JSON: see iam-query.ts on RGW). */
-export function prefixSessionPolicy(bucket: string, prefix: string, readOnlyPrefixes: string[] = [], options: { aclDenials?: boolean } = {}): string {
+export function prefixSessionPolicy(bucket: string, prefix: string, readOnlyPrefixes: string[] = [], options: { aclDenials?: boolean; writable?: boolean } = {}): string {
   return JSON.stringify(prefixPolicy(bucket, prefix, readOnlyPrefixes, options));
 }
 
@@ -72,19 +73,20 @@ export class StsCredentialIssuer implements CredentialIssuer {
     return this.settings.roles ? 'per-prefix' : 'shared';
   }
 
-  /** The role a credential for `prefix` is issued from (per-prefix: made if need be). */
-  async roleArnFor(bucket: string, prefix: string, readOnlyPrefixes: string[] = []): Promise<string> {
-    return this.settings.roles ? (await this.settings.roles.roleFor(bucket, prefix, readOnlyPrefixes)).arn : (this.settings.roleArn ?? PLACEHOLDER_ROLE_ARN);
+  /** The role a credential for `prefix` is issued from (per-prefix: made if need be; a read-only credential's role is another). */
+  async roleArnFor(bucket: string, prefix: string, readOnlyPrefixes: string[] = [], writable = true): Promise<string> {
+    return this.settings.roles ? (await this.settings.roles.roleFor(bucket, prefix, readOnlyPrefixes, writable)).arn : (this.settings.roleArn ?? PLACEHOLDER_ROLE_ARN);
   }
 
   async issue(bucket: string, prefix: string, ttlSeconds: number, options: IssueOptions = {}): Promise<TemporaryCredentials> {
     const readOnlyPrefixes = options.readOnlyPrefixes ?? [];
+    const writable = options.writable !== false;
     let roleArn = this.settings.roleArn;
     let fresh = false;
     let duration = Math.max(STS_MIN_DURATION_SECONDS, Math.round(ttlSeconds));
     try {
       if (this.settings.roles) {
-        const role = await this.settings.roles.roleFor(bucket, prefix, readOnlyPrefixes);
+        const role = await this.settings.roles.roleFor(bucket, prefix, readOnlyPrefixes, writable);
         roleArn = role.arn;
         fresh = role.created;
         if (role.maxSessionDuration) this.roleMaxSeconds.set(role.arn, role.maxSessionDuration);
@@ -92,7 +94,8 @@ export class StsCredentialIssuer implements CredentialIssuer {
         await (this.sharedRoleMax ??= this.readSharedRoleMax());
       }
       duration = this.clamp(roleArn, duration);
-      const c = await this.assume(roleArn, (aclDenials) => prefixSessionPolicy(bucket, prefix, readOnlyPrefixes, { aclDenials }), duration, `${bucket}/${prefix}`, fresh);
+      const policy = (aclDenials: boolean) => prefixSessionPolicy(bucket, prefix, readOnlyPrefixes, { aclDenials, writable });
+      const c = await this.assume(roleArn, policy, duration, `${bucket}/${prefix}${writable ? '' : ' read-only'}`, fresh);
       return {
         accessKeyId: c.AccessKeyId,
         secretAccessKey: c.SecretAccessKey,
@@ -100,13 +103,14 @@ export class StsCredentialIssuer implements CredentialIssuer {
         expiration: c.Expiration,
         bucket,
         prefix,
+        writable,
         readOnlyPrefixes,
         region: this.settings.region,
         endpoint: this.settings.publicEndpoint,
       };
     } catch (err) {
       const failure = describeStsFailure(err, { roleArn, durationSeconds: duration, endpoint: this.settings.stsEndpoint });
-      this.settings.logger?.error({ code: failure.code, status: failure.status, roleArn, bucket, prefix, durationSeconds: duration, mode: this.mode }, `storage credentials: ${failure.words}`);
+      this.settings.logger?.error({ code: failure.code, status: failure.status, roleArn, bucket, prefix, writable, durationSeconds: duration, mode: this.mode }, `storage credentials: ${failure.words}`);
       throw unavailable(`Storage credentials could not be issued: ${failure.words}.`);
     }
   }

@@ -14,6 +14,8 @@
 
 /** Objects under the read-write prefix: what the services' clients do with them. */
 const OBJECT_ACTIONS = ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'];
+/** Objects under a read-only prefix (s3:GetObject covers HeadObject). */
+const READ_ACTIONS = ['s3:GetObject'];
 /** Request headers that set an object's ACL (condition keys of s3:PutObject). */
 const ACL_GRANT_KEYS = ['s3:x-amz-grant-read', 's3:x-amz-grant-write', 's3:x-amz-grant-read-acp', 's3:x-amz-grant-write-acp', 's3:x-amz-grant-full-control'];
 
@@ -30,24 +32,28 @@ export function aclHeaderDenials(): object[] {
 }
 
 /**
- * Objects under `prefix` (read, write, delete, multipart), objects under the read-only prefixes
- * (read), a listing of all of them; no ACL headers. The session policy of every credential, and the
- * permission policy of a per-prefix role. `aclDenials: false` for a store that refuses the ACL
- * condition keys (MinIO knows none, and keeps no object ACLs either): sts-credential-issuer.ts.
+ * Objects under `prefix` (read, write, delete, multipart; only read with `writable: false`),
+ * objects under the read-only prefixes (read), a listing of all of them; no ACL headers. The
+ * session policy of every credential, and the permission policy of a per-prefix role.
+ * `aclDenials: false` for a store that refuses the ACL condition keys (MinIO knows none, and keeps
+ * no object ACLs either): sts-credential-issuer.ts. A read-only policy allows no PutObject at all,
+ * so it carries no ACL denials either. Its first statement is always the one of `prefix`: the
+ * `storage` process's STS takes the prefix of a read-only policy from it (storage-sts.ts).
  */
-export function prefixPolicy(bucket: string, prefix: string, readOnlyPrefixes: string[] = [], options: { aclDenials?: boolean } = {}): object {
+export function prefixPolicy(bucket: string, prefix: string, readOnlyPrefixes: string[] = [], options: { aclDenials?: boolean; writable?: boolean } = {}): object {
+  const writable = options.writable !== false;
   return {
     Version: '2012-10-17',
     Statement: [
-      { Effect: 'Allow', Action: OBJECT_ACTIONS, Resource: [`arn:aws:s3:::${bucket}/${prefix}*`] },
-      ...(readOnlyPrefixes.length ? [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: readOnlyPrefixes.map((p) => `arn:aws:s3:::${bucket}/${p}*`) }] : []),
+      { Effect: 'Allow', Action: writable ? OBJECT_ACTIONS : READ_ACTIONS, Resource: [`arn:aws:s3:::${bucket}/${prefix}*`] },
+      ...(readOnlyPrefixes.length ? [{ Effect: 'Allow', Action: READ_ACTIONS, Resource: readOnlyPrefixes.map((p) => `arn:aws:s3:::${bucket}/${p}*`) }] : []),
       {
         Effect: 'Allow',
         Action: ['s3:ListBucket'],
         Resource: [`arn:aws:s3:::${bucket}`],
         Condition: { StringLike: { 's3:prefix': [prefix, ...readOnlyPrefixes].map((p) => `${p}*`) } },
       },
-      ...(options.aclDenials === false ? [] : aclHeaderDenials()),
+      ...(options.aclDenials === false || !writable ? [] : aclHeaderDenials()),
     ],
   };
 }
