@@ -33,6 +33,7 @@ import { add, ANGLE_TOLERANCE, BASE, CALIBRATIONS, calibrationLookingAt, E, face
 /** The synthetic antenna's azimuth from true north: the scene is built in grid coordinates. */
 const TRUE_AZIMUTH = trueAzimuthAtFixtureAsset(TRUTH.azimuth);
 import { itemGeometry, triangulate, type Vec3 } from '../src/inspection/inventory/inventory-geometry.ts';
+import { itemViews } from '../src/inspection/inventory/inventory-views.ts';
 
 describe('inventory geometry (pure)', () => {
   it('triangulates two rays to their crossing, and the synthetic antenna to its truth', () => {
@@ -122,6 +123,42 @@ describe('inventory by hand', () => {
       [1, 2],
     );
     assert.equal(await inventoryStatus(), 4);
+  });
+
+  it('photo_projection: the face on every calibrated photo that sees it (marked or not); point_of_view: the most head-on camera; offset_xyz: from the base plate', async () => {
+    const item = await account.client.expect(201, 'POST', `/v1/inspections/${inspectionId}/inventory/`, { model_type: 'panel_antenna', name: 'Views', coords_2d: marks(2) });
+    try {
+      // Photos 1 and 2 marked, photo 3 not: all three see the front; the others are not calibrated.
+      assert.deepEqual(Object.keys(item.photo_projection).map(Number).sort((a, b) => a - b), photoIds.slice(0, 3));
+      for (const [i, c] of CALIBRATIONS.entries()) {
+        const projected = item.photo_projection[String(photoIds[i])];
+        marksOn(c).forEach(([x, y], k) => assert.ok(Math.abs(projected[k][0] - x) < 2e-4 && Math.abs(projected[k][1] - y) < 2e-4, `photo ${i + 1} corner ${k}: ${projected[k]} against ${[x, y]}`));
+      }
+      // Camera 2 stands 5° off the face's azimuth and near its downtilt: the most head-on.
+      const p = CALIBRATIONS[1].position_output_crs;
+      assert.deepEqual(item.point_of_view, [p.x, p.y, p.z].map((v) => Number(v.toFixed(3))));
+      const expected = [TRUTH.centre[0] - BASE.x, TRUTH.centre[1] - BASE.y, TRUTH.centre[2] - BASE.z];
+      [item.offset_xyz.x, item.offset_xyz.y, item.offset_xyz.z].forEach((v: number, i: number) => assert.ok(Math.abs(v - expected[i]) < 0.01, `offset_xyz ${JSON.stringify(item.offset_xyz)}`));
+      // Cleared marks clear what they decided.
+      const cleared = await account.client.expect(200, 'PATCH', `/v1/inspections/${inspectionId}/inventory/${item.id}/`, { coords_2d: {} });
+      assert.deepEqual([cleared.photo_projection, cleared.point_of_view, cleared.offset_xyz], [{}, [], {}]);
+    } finally {
+      await account.client.expect(204, 'DELETE', `/v1/inspections/${inspectionId}/inventory/${item.id}/`);
+    }
+  });
+
+  it('photo_projection leaves out a camera behind the face and one that frames only part of it', () => {
+    const corners = faceCorners();
+    const az = rad(TRUTH.azimuth);
+    const normal: [number, number, number] = [Math.sin(az), Math.cos(az), 0];
+    const front = cameraFromCalibrated(CALIBRATIONS[1])!;
+    const behind = cameraFromCalibrated(calibrationLookingAt(add(TRUTH.centre, normal, -15), TRUTH.centre))!;
+    // Looking 1.1 m right of the face's top-right corner from 2 m: the face's left part falls outside the frame.
+    const partial = cameraFromCalibrated(calibrationLookingAt(add(TRUTH.centre, normal, 2), add(corners[1], [Math.cos(az) * -1.1, Math.sin(az) * 1.1, 0]) as never))!;
+    const views = itemViews({ centre: TRUTH.centre, corners, normal }, [{ photoId: 1, camera: front }, { photoId: 2, camera: behind }, { photoId: 3, camera: partial }], null);
+    assert.deepEqual(Object.keys(views.photo_projection), ['1']);
+    assert.deepEqual(views.offset_xyz, {}, 'no base plate: no offset');
+    assert.deepEqual(itemViews({ centre: TRUTH.centre, corners, normal }, [{ photoId: 2, camera: behind }], null).point_of_view, []);
   });
 
   it("the report lists the items with their geometry and how it was found, and sketches them from above", async (t) => {

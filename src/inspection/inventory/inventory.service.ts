@@ -3,6 +3,9 @@
 // or more photos, their position and orientation computed from the calibrated cameras
 // (inventory-geometry.ts) and returned with how (`computation`, an extension of the spec). Every
 // change moves the inventory's review status (inventory-statuses.ts) in the same transaction.
+// Where the item shows on the other photos, its best viewpoint and its offset from the base plate
+// come with the geometry (inventory-views.ts). The file passes 350 lines by the geometry's
+// bookkeeping (geometryOf); the maths is in inventory-geometry.ts and inventory-views.ts.
 // `number` is the inspection's largest plus one, handed out under the inspection row's lock.
 import type { Kysely } from 'kysely';
 import type { CameraRow, InspectionRow, InspectionTables, InventoryItemRow } from '../inspection.tables.ts';
@@ -16,6 +19,7 @@ import { projectorFrom } from '../../shared/geo/projection.ts';
 import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
 import { GeometryError, itemGeometry, type FaceCorners, type MarkedPhoto } from './inventory-geometry.ts';
 import { InventoryStatus } from './inventory-statuses.ts';
+import { itemViews, type CalibratedPhoto } from './inventory-views.ts';
 
 export const MODEL_TYPES = ['panel_antenna', 'microwave_antenna', 'ancillary_box', 'collinear_antenna', 'yagi_antenna', 'mount'] as const;
 
@@ -269,6 +273,9 @@ export class InventoryService {
         coords_2d: '{}',
         photo_id: null,
         coords_3d: '[]',
+        photo_projection: '{}',
+        point_of_view: '[]',
+        offset_xyz: '{}',
         azimuth: pick('azimuth'),
         downtilt: pick('downtilt'),
         plumb: pick('plumb'),
@@ -278,12 +285,13 @@ export class InventoryService {
       };
     }
     if (input.coords_2d === undefined) return {}; // marks unchanged: the geometry stands
-    const cameras = await this.db.selectFrom('inspection.cameras').select(CAMERA_COLUMNS).where('inspection_id', '=', inspection.id).where('id', 'in', photoIds).execute();
+    const cameras = await this.db.selectFrom('inspection.cameras').select(CAMERA_COLUMNS).where('inspection_id', '=', inspection.id).execute();
     const byId = new Map<number, CameraRow>(cameras.map((c) => [c.id, c]));
+    const calibratedOf = (camera: CameraRow) => cameraFromCalibrated((camera.calibration as CameraCalibration | null) ?? { width: 0, height: 0 });
     const marked: MarkedPhoto[] = photoIds.map((photoId) => {
       const camera = byId.get(photoId);
       if (!camera) throw new ValidationError({ coords_2d: { [String(photoId)]: [`${photoId} is not the photo_id of a camera of inspection ${inspection.id}.`] } });
-      const calibrated = cameraFromCalibrated((camera.calibration as CameraCalibration | null) ?? { width: 0, height: 0 });
+      const calibrated = calibratedOf(camera);
       if (!calibrated) throw new ValidationError({ coords_2d: { [String(photoId)]: [`Photo ${photoId} has no calibrated camera (the inspection's reconstruction did not place it): mark the item on calibrated photos.`] } });
       return { photoId, camera: calibrated, corners: marks[String(photoId)] as FaceCorners };
     });
@@ -297,7 +305,7 @@ export class InventoryService {
     // The asset's base when the inspection has one; else the ground at the asset when the
     // reconstruction found it (ground_reference_altitude is "0.000", not a height, before that):
     // else no height rather than one above an unknown zero.
-    const base = inspection.base_plate_location as { z: number } | null;
+    const base = inspection.base_plate_location as { x: number; y: number; z: number } | null;
     const groundFound = Boolean((inspection.reconstruction as Reconstruction | null)?.ground_reference);
     const reference =
       base && Number.isFinite(base.z)
@@ -321,9 +329,17 @@ export class InventoryService {
       azimuth_reference: north.reference,
       north_convergence_deg: north.reference === AZIMUTH_REFERENCE ? null : round(north.convergence, 4),
     };
+    const calibrated = cameras.flatMap((c): CalibratedPhoto[] => {
+      const camera = calibratedOf(c);
+      return camera ? [{ photoId: c.id, camera }] : [];
+    });
+    const views = itemViews({ centre: g.centre, corners: g.corners, normal: g.normal }, calibrated, base);
     return {
       coords_2d: JSON.stringify(marks),
       photo_id: photoIds[0],
+      photo_projection: JSON.stringify(views.photo_projection),
+      point_of_view: JSON.stringify(views.point_of_view),
+      offset_xyz: JSON.stringify(views.offset_xyz),
       coords_3d: JSON.stringify([round(g.centre[0], 3), round(g.centre[1], 3), round(g.centre[2], 3)]),
       azimuth: round((((g.azimuth - north.convergence) % 360) + 360) % 360, 2),
       downtilt: round(g.downtilt, 2),
