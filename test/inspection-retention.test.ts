@@ -93,6 +93,7 @@ describe('inspection service: retention that deletes', () => {
     });
     assert.equal(done.name, 'Old flight', 'the record stays');
     const after = { purged: await objectsOf(purged.inspection), sameOrg: await objectsOf(sameOrg.inspection), otherOrg: await objectsOf(otherOrg.inspection) };
+    console.log(`# objects before -> after the purge: purged ${JSON.stringify(before.purged)} -> ${JSON.stringify(after.purged)}; same organization ${JSON.stringify(before.sameOrg)} -> ${JSON.stringify(after.sameOrg)}; other organization ${JSON.stringify(before.otherOrg)} -> ${JSON.stringify(after.otherOrg)}`);
     assert.deepEqual(after.purged, { uploads: 0, results: 0, report: before.purged.report, ownOther: 0 }, 'photos, outputs, inputs ZIP and previews gone; the report kept');
     assert.deepEqual(after.sameOrg, before.sameOrg, 'another inspection of the same organization untouched');
     assert.deepEqual(after.otherOrg, before.otherOrg, 'an inspection of another organization untouched');
@@ -129,6 +130,7 @@ describe('inspection service: retention that deletes', () => {
       const answer = await owner.client.request(method, path, body);
       assert.equal(answer.status, 410, `${method} ${path}: ${JSON.stringify(answer.body)}`);
       assert.equal(answer.body.code, 'purged', `${method} ${path}`);
+      console.log(`# ${answer.status} ${answer.body.code}: ${method} ${path}`);
       assert.match(answer.body.detail, new RegExp(`^The data of inspection ${id} was deleted by its organization's retention period on \\d{4}-\\d{2}-\\d{2}: its photos, cameras, outputs, inputs ZIP and cloud project are gone\\. Its record, annotations, measurements and report remain\\.$`));
     }
     // A share-token holder too.
