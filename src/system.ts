@@ -122,6 +122,9 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
     const jobs = new JobQueue(database, { heartbeatSeconds: config.jobHeartbeatSeconds, logger: logger.child({ service: 'jobs' }) });
     cleanups.push(() => jobs.stop());
 
+    // One mailer for both services' e-mails (SMTP_URL, else the outbox DATA_DIR/mail).
+    const mailer = createMailer({ smtpUrl: config.smtpUrl, outboxDir: path.join(config.dataDir, 'mail'), from: config.mailFrom, logger: logger.child({ service: 'mail' }) });
+    cleanups.push(async () => mailer.close());
     const cloud = new CloudModule({
       database,
       store,
@@ -139,6 +142,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
       engineSimulatedSeconds: config.engineSimulatedSeconds,
       engineSettings: engineSettingsFrom(config),
       publicUrl: () => urls.cloud,
+      mailer,
       webhooks: {
         secretKey: await cloudSecrets.key('webhook-secrets.key'),
         allowPrivate: config.webhookAllowPrivateAddresses,
@@ -154,8 +158,6 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
     // The inspection service's client acts for each inspection's organization (issue 30): also one
     // given by CLOUD_CLIENT_ID, or made before (a client unknown to this database changes nothing).
     await cloud.oauth.markServiceClient(cloudClient.clientId);
-    const mailer = createMailer({ smtpUrl: config.smtpUrl, outboxDir: path.join(config.dataDir, 'mail'), from: config.mailFrom, logger: logger.child({ service: 'mail' }) });
-    cleanups.push(async () => mailer.close());
     const inspection = new InspectionModule({
       database,
       jobs,

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../config.ts';
 import { startSystem } from '../system.ts';
 import type { AllowanceCode } from '../inspection/allowance/allowance.service.ts';
+import { emailAddressProblem } from '../infra/mail/mailer.ts';
 
 const HELP = `admin commands:
   create-org --name NAME                                   -> organization uuid
@@ -13,11 +14,21 @@ const HELP = `admin commands:
                                                               others' failed logins throttle their accounts
   list-api-keys                                            -> id, name, organization, created, revoked of every key
   revoke-api-key --id ID                                   (tokens obtained with it stop working)
-  create-cloud-client --org ORG_UUID [--name NAME]         -> client_id and client_secret (shown once)
+  create-cloud-client --org ORG_UUID [--name NAME] [--email E]
+                                                           -> client_id and client_secret (shown once); --email: where
+                                                              its processing and webhook e-mails go (none without)
+  set-cloud-client-email --client-id ID --email E|none     the client's notification address (none: no e-mails)
   delete-cloud-client --client-id ID                       (disables the credentials)
   grant --type projects|tower_inventory --amount N (--org ORG_UUID | --username U)
   set-retention --org ORG_UUID --days N|default            days the organization's inspections keep their photos,
                                                               outputs and inputs (0: for ever; default: RETENTION_DAYS)`;
+
+/** A notification address the mailer can use, or an error naming the problem. */
+function checkedEmail(address: string): string {
+  const problem = emailAddressProblem(address);
+  if (problem) throw new Error(`--email: ${problem}`);
+  return address;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -89,8 +100,15 @@ export async function runAdmin(config: Config, argv: string[]): Promise<number> 
       case 'create-cloud-client': {
         const o = await org();
         const cloudOrg = await system.cloud.ensureOrganization(o.name, o.uuid);
-        const client = await system.cloud.oauth.createClient(cloudOrg.id, values.name ?? 'client');
+        const client = await system.cloud.oauth.createClient(cloudOrg.id, values.name ?? 'client', { email: values.email === undefined ? null : checkedEmail(values.email) });
         console.log(JSON.stringify({ client_id: client.clientId, client_secret: client.clientSecret }));
+        break;
+      }
+      case 'set-cloud-client-email': {
+        const raw = need('email');
+        const email = raw === 'none' ? null : checkedEmail(raw);
+        if (!(await system.cloud.oauth.setClientEmail(need('client-id'), email))) throw new Error(`No cloud client ${values['client-id']}.`);
+        console.log(JSON.stringify({ client_id: values['client-id'], email }));
         break;
       }
       case 'delete-cloud-client':

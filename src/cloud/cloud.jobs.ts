@@ -5,4 +5,6 @@ export type CloudJobs = {
   'cloud.build-inputs-zip': { projectId: number; outputId: number };
   /** One attempt at delivering a webhook message (webhooks/cloud-webhooks.ts); a failed one queues the next, delayed. */
   'cloud.deliver-webhook': { messageId: number };
+  /** An e-mail to a client's notification address (notifications/cloud-mail.ts). */
+  'cloud.send-email': { to: string; subject: string; text: string };
 };

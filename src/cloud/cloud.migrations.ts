@@ -212,4 +212,11 @@ export const cloudMigrations: MigrationSet = {
       );
     },
   },
+  // Issue 30 §2, §5: a client's notification address (processing and webhook e-mails:
+  // notifications/cloud-mail.ts); set by the admin CLI, null: no e-mail.
+  '0009_client_email': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `alter table cloud.clients add column email text`);
+    },
+  },
 };

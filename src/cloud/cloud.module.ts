@@ -13,6 +13,8 @@ import { cloudMigrations } from './cloud.migrations.ts';
 import type { CloudTables } from './cloud.tables.ts';
 import type { CloudJobs } from './cloud.jobs.ts';
 import { CloudWebhookService } from './webhooks/cloud-webhooks.ts';
+import { CloudMailService } from './notifications/cloud-mail.ts';
+import type { Mailer } from '../infra/mail/mailer.ts';
 import type { WebhookOptions } from '../infra/webhooks/webhook-core.ts';
 import { SecretBox, DEFAULT_RETRY_POLICY } from '../infra/webhooks/signing.ts';
 import { DEFAULT_TIMEOUT_MS } from '../infra/webhooks/outbound.ts';
@@ -51,6 +53,8 @@ export interface CloudModuleOptions {
   publicUrl: () => string;
   /** The key sealing webhook secrets (32 bytes, a server secret) and delivery settings (WEBHOOK_*). */
   webhooks: { secretKey: Uint8Array } & Partial<WebhookOptions>;
+  /** Sends the processing and webhook e-mails to clients' notification addresses (notifications/cloud-mail.ts). */
+  mailer: Mailer;
 }
 
 export class CloudModule {
@@ -73,9 +77,21 @@ export class CloudModule {
     const repository = new ProjectRepository(this.db);
     this.projectRepository = repository;
     const { secretKey, ...webhookOptions } = options.webhooks;
-    this.webhooks = new CloudWebhookService(this.db, options.jobs, new SecretBox(secretKey), { allowPrivate: false, retry: DEFAULT_RETRY_POLICY, timeoutMs: DEFAULT_TIMEOUT_MS, ...webhookOptions }, logger.child({ part: 'webhooks' }));
-    // Every change of a project's public_status queues project.status_changed in its transaction.
-    repository.onStatusChange(this.webhooks.projectStatusChanged);
+    const mail = new CloudMailService(options.jobs, options.publicUrl);
+    this.webhooks = new CloudWebhookService(
+      this.db,
+      options.jobs,
+      new SecretBox(secretKey),
+      { allowPrivate: false, retry: DEFAULT_RETRY_POLICY, timeoutMs: DEFAULT_TIMEOUT_MS, ...webhookOptions },
+      logger.child({ part: 'webhooks' }),
+      mail.webhookDisabled,
+    );
+    // Every change of a project's public_status queues project.status_changed, and the processing
+    // e-mail of a start, completion or failure, in its transaction.
+    repository.onStatusChange(async (trx, before, after) => {
+      await this.webhooks.projectStatusChanged(trx, before, after);
+      await mail.projectStatusChanged(trx, before, after);
+    });
     const analyzer = new InputAnalyzer(this.db, options.store);
     this.controlPoints = new ControlPointService(repository, analyzer);
     this.bundles = new InputsBundleService(repository, options.store, options.jobs, logger, {
@@ -95,6 +111,8 @@ export class CloudModule {
       'cloud.process-project': { handler: ({ projectId }) => this.processor.process(projectId), concurrency: 1, expireInSeconds: 24 * 3600 },
       'cloud.build-inputs-zip': { handler: ({ projectId, outputId }) => this.bundles.build(projectId, outputId), concurrency: 2, expireInSeconds: BUILD_EXPIRY_SECONDS },
       'cloud.deliver-webhook': { handler: ({ messageId }) => this.webhooks.deliver(messageId), concurrency: 4 },
+      // A failed sending is logged by the queue and retried; it never touches the project.
+      'cloud.send-email': { handler: (message) => options.mailer.send(message), concurrency: 2, retryLimit: 10, retryDelaySeconds: 30 },
     };
     options.jobs.register(handlers);
   }

@@ -16,6 +16,8 @@ export interface CloudTables {
     name: string;
     /** A service client may act for any organization it names in its token request (issue 30). */
     acts_for_organizations: Generated<boolean>;
+    /** Where the client's processing and webhook e-mails go (notifications/cloud-mail.ts); null: none. */
+    email: ColumnType<string | null, string | null | undefined, string | null>;
     created_at: Generated<Date>;
   };
   'cloud.project_groups': {

@@ -64,12 +64,12 @@ export class OAuthService {
    * (`actsForOrganizations`) may name, in its token requests, an organization to act for: made by
    * the services' own setup only (admin/bootstrap.ts), never through the API.
    */
-  async createClient(organizationId: number, name: string, options: { actsForOrganizations?: boolean } = {}): Promise<{ clientId: string; clientSecret: string }> {
+  async createClient(organizationId: number, name: string, options: { actsForOrganizations?: boolean; email?: string | null } = {}): Promise<{ clientId: string; clientSecret: string }> {
     const clientId = generateSecret('cid', 12);
     const clientSecret = generateSecret('cs');
     await this.db
       .insertInto('cloud.clients')
-      .values({ client_id: clientId, secret_hash: sha256Hex(clientSecret), organization_id: organizationId, name, acts_for_organizations: options.actsForOrganizations ?? false })
+      .values({ client_id: clientId, secret_hash: sha256Hex(clientSecret), organization_id: organizationId, name, acts_for_organizations: options.actsForOrganizations ?? false, email: options.email ?? null })
       .execute();
     return { clientId, clientSecret };
   }
@@ -77,6 +77,12 @@ export class OAuthService {
   /** Makes existing credentials a service client (those the inspection service was given before issue 30). */
   async markServiceClient(clientId: string): Promise<void> {
     await this.db.updateTable('cloud.clients').set({ acts_for_organizations: true }).where('client_id', '=', clientId).execute();
+  }
+
+  /** The client's notification address (notifications/cloud-mail.ts), null for none; false: no such client. */
+  async setClientEmail(clientId: string, email: string | null): Promise<boolean> {
+    const result = await this.db.updateTable('cloud.clients').set({ email }).where('client_id', '=', clientId).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   /** Disables credentials, as the spec says: by deleting them. */

@@ -2,8 +2,9 @@
 // (any client of the organization sees and deletes them, as it sees its projects), the event
 // project.status_changed queued with each change of a project's public_status
 // (ProjectRepository's listener), delivered by the shared core (infra/webhooks/webhook-core.ts).
-// Cloud clients have no e-mail address: a subscription disabled after repeated failure says so
-// in its record (active false, disabled_reason) and its delivery log.
+// A subscription disabled after repeated failure says so in its record (active false,
+// disabled_reason) and its delivery log, and the client that subscribed is told at its
+// notification address (`disabled`: notifications/cloud-mail.ts).
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { CloudTables, ProjectRow } from '../cloud.tables.ts';
@@ -11,7 +12,7 @@ import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { CloudJobs } from '../cloud.jobs.ts';
 import type { CloudPrincipal } from '../auth/oauth.service.ts';
 import type { SecretBox } from '../../infra/webhooks/signing.ts';
-import { WebhookCore, type DeliveryRecord, type Scope, type WebhookOptions, type WebhookRecord } from '../../infra/webhooks/webhook-core.ts';
+import { WebhookCore, type DeliveryRecord, type WebhookCoreDeps, type Scope, type WebhookOptions, type WebhookRecord } from '../../infra/webhooks/webhook-core.ts';
 
 export const CLOUD_WEBHOOK_EVENTS = ['project.status_changed'] as const;
 
@@ -23,7 +24,7 @@ const organizationScope =
 export class CloudWebhookService {
   private readonly core: WebhookCore;
 
-  constructor(db: Kysely<CloudTables>, jobs: JobQueue, box: SecretBox, options: WebhookOptions, logger: Logger) {
+  constructor(db: Kysely<CloudTables>, jobs: JobQueue, box: SecretBox, options: WebhookOptions, logger: Logger, disabled?: WebhookCoreDeps['disabled']) {
     this.core = new WebhookCore({
       db,
       schema: 'cloud',
@@ -31,6 +32,7 @@ export class CloudWebhookService {
       options,
       logger,
       sendJob: (trx, messageId, delaySeconds) => jobs.send<CloudJobs, 'cloud.deliver-webhook'>('cloud.deliver-webhook', { messageId }, { trx, startAfterSeconds: delaySeconds }),
+      disabled,
     });
   }
 

@@ -23,6 +23,20 @@ function lazyTransport(options: TransportOptions): { get(): Promise<Transporter>
   };
 }
 
+/** Longest address RFC 5321 allows in a path. */
+export const MAX_EMAIL_LENGTH = 254;
+
+/**
+ * Why `address` cannot be a recipient, or undefined: one `local@domain` with a dotted domain, no
+ * spaces, no second address and no display name (the admin CLI's check; the server's answer decides
+ * the rest).
+ */
+export function emailAddressProblem(address: string): string | undefined {
+  if (address.length > MAX_EMAIL_LENGTH) return `An e-mail address has at most ${MAX_EMAIL_LENGTH} characters.`;
+  if (!/^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;".]+$/.test(address)) return `"${address}" is not an e-mail address (local@domain.tld).`;
+  return undefined;
+}
+
 export interface MailMessage {
   to: string;
   subject: string;
