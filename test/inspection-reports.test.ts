@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { assertNoServerErrors, processedInspection, waitFor } from './helpers/inspection-fixtures.ts';
 import { requireTool } from './helpers/system-tools.ts';
+import { localeOfAcceptLanguage } from '../src/inspection/reports/report-locale.ts';
 
 const run = promisify(execFile);
 
@@ -54,8 +55,8 @@ describe('inspection service: reports', () => {
   });
 
   /** Requests a report, waits until it is available, returns its JSON and the path of its PDF. */
-  async function report(body: Record<string, unknown> | undefined, name: string) {
-    const started = await account.client.request('POST', `/v1/inspections/${inspectionId}/report/`, body);
+  async function report(body: Record<string, unknown> | undefined, name: string, headers: Record<string, string> = {}) {
+    const started = await account.client.request('POST', `/v1/inspections/${inspectionId}/report/`, body, headers);
     assert.equal(started.status, 202, JSON.stringify(started.body));
     assert.deepEqual(started.body, {});
     const status = (await account.client.getInspection(inspectionId)).report_status;
@@ -165,7 +166,10 @@ describe('inspection service: reports', () => {
         extra_remarks: 'Climb needed for leg C.',
       },
       'flags',
+      { 'accept-language': 'en;q=0.5, fr-CH, fr;q=0.9' },
     );
+    // The preferred tag of Accept-Language: its language and its region.
+    assert.deepEqual([json.reported_by.preferred_language, json.reported_by.country], ['fr', 'CH']);
     assert.ok(!('email' in json.user));
     assert.ok(!('annotations' in json));
     assert.deepEqual(
@@ -199,7 +203,8 @@ describe('inspection service: reports', () => {
   });
 
   it('include_only_visible leaves hidden annotations and measurements out', async () => {
-    const { json } = await report({ include_only_visible: true }, 'visible');
+    const { json } = await report({ include_only_visible: true }, 'visible', { 'accept-language': 'de' });
+    assert.deepEqual([json.reported_by.preferred_language, json.reported_by.country], ['de', null], 'a tag without a region: no country');
     assert.deepEqual(
       json.annotations.map((a: any) => a.type),
       ['Corrosion', 'Crack'],
@@ -233,4 +238,23 @@ describe('inspection service: reports', () => {
   });
 
   it('answered no request with a 5xx', () => assertNoServerErrors(system));
+});
+
+it("report locale: Accept-Language's preferred tag (highest q, first among equals) gives preferred_language and country; anything else null", () => {
+  const cases: [string | undefined, string | null, string | null][] = [
+    [undefined, null, null],
+    ['*', null, null],
+    ['de-CH', 'de', 'CH'],
+    ['EN-us', 'en', 'US'],
+    ['zh-Hant-TW, en;q=0.9', 'zh', 'TW'],
+    ['es-419', 'es', null],
+    ['en;q=0.8, it-IT;q=0.9', 'it', 'IT'],
+    ['fr;q=0, pt-BR;q=0.1', 'pt', 'BR'],
+    ['nl-BE, de-DE', 'nl', 'BE'],
+    ['en-GB;q=abc, ja', 'ja', null],
+    ['not a tag!, 12', null, null],
+  ];
+  for (const [header, language, country] of cases) {
+    assert.deepEqual(localeOfAcceptLanguage(header), { preferred_language: language, country }, String(header));
+  }
 });

@@ -1,4 +1,6 @@
 // The inspection service's job catalogue: name -> payload.
+import type { ReportLocale } from './reports/report-locale.ts';
+
 export type InspectionJobs = {
   /** Status 12 of an is_video inspection: frames from its videos become its images (video/video-extraction.ts). */
   'inspection.extract-video': { inspectionId: number };
@@ -10,8 +12,12 @@ export type InspectionJobs = {
   /** Copies a retry's inputs from its original into its own project, registers them, starts processing. */
   'inspection.prepare-retry': { inspectionId: number };
   'inspection.build-inputs-zip': { inspectionId: number };
-  /** `requestedBy`: the user who asked (the report's reported_by; absent in jobs queued before it existed). */
-  'inspection.build-report': { inspectionId: number; requestedBy?: number };
+  /**
+   * `requestedBy`: the user who asked (the report's reported_by; absent in jobs queued before it
+   * existed); `locale`: reported_by's preferred_language and country, from the request's
+   * Accept-Language (reports/report-locale.ts; absent: null).
+   */
+  'inspection.build-report': { inspectionId: number; requestedBy?: number; locale?: ReportLocale };
   'inspection.send-email': { to: string; subject: string; text: string };
   /** Cloud projects, project group and stored files of deleted inspections and assets. */
   'inspection.delete-resources': { projectIds: number[]; projectGroupId: number | null; inspectionIds: number[] };

@@ -201,7 +201,7 @@ export class InspectionModule {
       'inspection.detect-rust': { handler: ({ inspectionId }) => this.rust.run(inspectionId), concurrency: 1 },
       'inspection.prepare-retry': { handler: ({ inspectionId }) => this.retries.prepare(inspectionId), concurrency: 2 },
       'inspection.build-inputs-zip': { handler: ({ inspectionId }) => this.inputs.build(inspectionId), concurrency: 1, expireInSeconds: 6 * 3600 },
-      'inspection.build-report': { handler: ({ inspectionId, requestedBy }) => this.reports.build(inspectionId, requestedBy), concurrency: 1 },
+      'inspection.build-report': { handler: ({ inspectionId, requestedBy, locale }) => this.reports.build(inspectionId, requestedBy, locale), concurrency: 1 },
       'inspection.send-email': { handler: (message) => options.mailer.send(message), concurrency: 2, retryLimit: 10, retryDelaySeconds: 30 },
       'inspection.delete-resources': { handler: (payload) => this.deletion.deleteResources(payload), concurrency: 2 },
       'inspection.retention-sweep': { handler: async ({ now }) => void (await this.retention.sweep(now ? new Date(now) : new Date())), concurrency: 1 },

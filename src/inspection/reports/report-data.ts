@@ -15,6 +15,7 @@ import { mapInventoryItem, type InventoryItemRecord } from '../inventory/invento
 import { quantitiesOf } from '../measurements/quantities.ts';
 import type { Extras } from '../extras/extras.service.ts';
 import type { Plan2d, SidePlan } from './report-plan.ts';
+import { UNKNOWN_LOCALE, type ReportLocale } from './report-locale.ts';
 
 export interface ReportAnnotation {
   id: number;
@@ -76,8 +77,11 @@ export interface ReportData {
   report_version: 2;
   generated_at: string;
   options: ReportOptions;
-  /** The user who asked for the report (the example's fields; this service keeps no country or language: null). */
-  reported_by: { id: number; name: string; email?: string; report_units: 'metric'; country: null; preferred_language: null };
+  /**
+   * The user who asked for the report (the example's fields). preferred_language and country: from
+   * the request's Accept-Language, null when it gave none (report-locale.ts).
+   */
+  reported_by: { id: number; name: string; email?: string; report_units: 'metric' } & ReportLocale;
   inspection: {
     id: number;
     project_id: number | null;
@@ -139,6 +143,8 @@ export interface ReportSources {
   options: ReportOptions;
   /** The user who asked for the report (reported_by); absent: the inspection's creator. */
   reportedBy?: number;
+  /** reported_by's preferred_language and country (report-locale.ts); absent: null. */
+  locale?: ReportLocale;
   /** The share token made for the report (include_sharetoken). */
   share?: { token: string; url: string };
 }
@@ -188,7 +194,7 @@ export async function collectReportData(db: Kysely<InspectionTables>, sources: R
     report_version: 2,
     generated_at: new Date().toISOString(),
     options,
-    reported_by: { id: reporter.id, name: reporter.username, ...(options.include_email ? { email: reporter.email } : {}), report_units: 'metric', country: null, preferred_language: null },
+    reported_by: { id: reporter.id, name: reporter.username, ...(options.include_email ? { email: reporter.email } : {}), report_units: 'metric', ...(sources.locale ?? UNKNOWN_LOCALE) },
     inspection: {
       id: inspection.id,
       project_id: inspection.project_id,

@@ -24,6 +24,7 @@ import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
 import { conflict, notFound } from '../../infra/http/errors.ts';
 import { STALE_BUILD_MS, inspectionFiles, type FileStore } from '../storage/inspection-files.ts';
+import { UNKNOWN_LOCALE, type ReportLocale } from './report-locale.ts';
 import { collectReportData, shareHolderView, type ReportAnnotation, type ReportData } from './report-data.ts';
 import { createReportDocument, drawReport, type CropSource } from './report-pdf.ts';
 import { annotatedCrop } from './photo-crops.ts';
@@ -52,7 +53,8 @@ export class ReportService {
     private readonly images: ImageReader,
   ) {}
 
-  async request(auth: AuthContext, id: number, body: Partial<ReportOptions> | undefined): Promise<Record<string, never>> {
+  /** `locale`: reported_by's language and country, from the request's Accept-Language (report-locale.ts). */
+  async request(auth: AuthContext, id: number, body: Partial<ReportOptions> | undefined, locale: ReportLocale = UNKNOWN_LOCALE): Promise<Record<string, never>> {
     const visible = await this.access.requireInspection(auth, id);
     const options = reportOptions(body);
     await this.db.transaction().execute(async (trx) => {
@@ -64,13 +66,13 @@ export class ReportService {
         throw conflict('A report of this inspection is being generated; wait until report_status is available or error.');
       }
       await this.inspections.reportRequested(trx, inspection.id, options);
-      await this.jobs.send<InspectionJobs, 'inspection.build-report'>('inspection.build-report', { inspectionId: inspection.id, requestedBy: auth.userId }, { trx });
+      await this.jobs.send<InspectionJobs, 'inspection.build-report'>('inspection.build-report', { inspectionId: inspection.id, requestedBy: auth.userId, locale }, { trx });
     });
     return {};
   }
 
   /** The job. Idempotent: builds only while the request it was queued for is still the current one. */
-  async build(inspectionId: number, requestedBy?: number): Promise<void> {
+  async build(inspectionId: number, requestedBy?: number, locale: ReportLocale = UNKNOWN_LOCALE): Promise<void> {
     const inspection = await this.inspections.find(inspectionId);
     if (!inspection || inspection.report_status !== 'processing' || !inspection.report_requested_at) return;
     const generation = inspection.report_requested_at.getTime();
@@ -80,7 +82,7 @@ export class ReportService {
     try {
       const reporter = requestedBy ?? inspection.user_id;
       if (options.include_sharetoken) share = await this.shareTokens.mint(inspection, reporter, `report ${new Date(generation).toISOString()}`);
-      await this.write(inspection, options, keys, reporter, share);
+      await this.write(inspection, options, keys, { id: reporter, locale }, share);
     } catch (err) {
       if (share) await this.shareTokens.revokeById(share.id).catch(() => undefined); // its link was printed nowhere
       // A lost database connection is no fault of the report: the job is retried (issue 10).
@@ -99,13 +101,13 @@ export class ReportService {
     this.logger.info({ inspectionId }, 'report ready');
   }
 
-  private async write(inspection: InspectionRow, options: ReportOptions, keys: { pdf: string; json: string }, reportedBy: number, share: NewShareToken | undefined): Promise<void> {
+  private async write(inspection: InspectionRow, options: ReportOptions, keys: { pdf: string; json: string }, reporter: { id: number; locale: ReportLocale }, share: NewShareToken | undefined): Promise<void> {
     const [annotations, measurements, extras] = await Promise.all([
       this.annotations.allOf(inspection, false),
       this.measurements.allOf(inspection),
       this.extras.of(inspection),
     ]);
-    const { data, cameras } = await collectReportData(this.db, { inspection, annotations, measurements, extras, options, reportedBy, share });
+    const { data, cameras } = await collectReportData(this.db, { inspection, annotations, measurements, extras, options, reportedBy: reporter.id, locale: reporter.locale, share });
     const plans = options.include_2d_plans ? await buildPlans(data, inspection.reconstruction as Reconstruction | null, inspection.base_plate_location, inspection.top_point_location, this.files.store) : [];
     if (options.include_2d_plans) data.plans_2d = plans.map((p) => p.plan);
     const photoBucket = inspection.project_id !== null && data.annotations?.length ? (await this.cloud.as(inspection).getProject(inspection.project_id)).bucket_name : this.files.bucket;

@@ -8056,6 +8056,8 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
+                    /** @description The report JSON's reported_by.preferred_language and country: the language and region of the preferred tag (de-CH: de, CH); none: null */
+                    "accept-language"?: string;
                     /** @description Organization to act for */
                     "vendor-organization-uuid"?: string;
                     /** @description API key of the application (required) */
