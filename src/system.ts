@@ -259,11 +259,12 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: pin
       censor: '[redacted]',
     },
     serializers: {
-      // Fastify's request fields, with a share token (inspection auth/share-tokens.ts) blanked out of
-      // the URL: an API read's ?share_token=, and the path of a link to the viewer, /share/<token>.
+      // Fastify's request fields, with a share token (inspection auth/share-tokens.ts, cloud
+      // projects/share-links.ts) blanked out of the URL: an API read's ?share_token= or
+      // ?shareToken=, and the path of a link to the viewer, /share/<token>.
       req: (req: { method?: string; url?: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
         method: req.method,
-        url: req.url?.replace(/([?&]share_token=)[^&#]*/gi, '$1[redacted]').replace(/^(\/+share\/)[^?#]*/i, '$1[redacted]'),
+        url: req.url?.replace(/([?&]share_?token=)[^&#]*/gi, '$1[redacted]').replace(/^(\/+share\/)[^?#]*/i, '$1[redacted]'),
         host: req.host,
         remoteAddress: req.ip,
         remotePort: req.socket?.remotePort,

@@ -219,4 +219,29 @@ export const cloudMigrations: MigrationSet = {
       await runStatements(db, `alter table cloud.clients add column email text`);
     },
   },
+  // Issue 30 §5: extra files registered with a project (a processing template, a GCP file...:
+  // projects/project-extras.ts) and the project's share link (projects/share-links.ts; one per
+  // project, its token stored as a SHA-256 hash).
+  '0010_project_extras_and_share_links': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        create table cloud.project_extras (
+          project_id integer not null references cloud.projects(id) on delete cascade,
+          key text not null,
+          size bigint not null,
+          created_at timestamptz not null default now(),
+          primary key (project_id, key)
+        );
+        create table cloud.project_share_links (
+          project_id integer primary key references cloud.projects(id) on delete cascade,
+          token_hash text not null unique,
+          client_id integer references cloud.clients(id) on delete set null,
+          created_at timestamptz not null default now()
+        );
+      `,
+      );
+    },
+  },
 };

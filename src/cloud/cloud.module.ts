@@ -22,6 +22,8 @@ import { OAuthService } from './auth/oauth.service.ts';
 import { requestedClientId } from './auth/oauth-errors.ts';
 import { ProjectService } from './projects/project.service.ts';
 import { ProjectRepository } from './projects/project.repository.ts';
+import { ProjectExtrasService } from './projects/project-extras.ts';
+import { ShareLinkService } from './projects/share-links.ts';
 import { ProjectGroupService } from './project-groups/project-group.service.ts';
 import { ProjectProcessor } from './processing/project-processing.ts';
 import { InputAnalyzer } from './processing/input-analysis.ts';
@@ -68,6 +70,8 @@ export class CloudModule {
   readonly drive: DriveService;
   readonly engines: EngineSet;
   readonly webhooks: CloudWebhookService;
+  readonly extras: ProjectExtrasService;
+  readonly shareLinks: ShareLinkService;
   private readonly projectRepository: ProjectRepository;
 
   constructor(private readonly options: CloudModuleOptions) {
@@ -100,8 +104,10 @@ export class CloudModule {
     });
     // Every offered engine is built now: one that cannot be configured stops the start.
     this.engines = createEngines(options.engine, options.engines ?? [], { simulatedSeconds: options.engineSimulatedSeconds, ...options.engineSettings });
+    this.extras = new ProjectExtrasService(repository, options.store);
+    this.shareLinks = new ShareLinkService(repository, options.publicUrl);
     this.projects = new ProjectService(
-      { projects: repository, store: options.store, issuer: options.issuer, jobs: options.jobs, controlPoints: this.controlPoints, bundles: this.bundles },
+      { projects: repository, store: options.store, issuer: options.issuer, jobs: options.jobs, controlPoints: this.controlPoints, bundles: this.bundles, extras: this.extras },
       { bucket: options.bucket, region: options.region, credentialsTtlSeconds: options.credentialsTtlSeconds, publicUrl: options.publicUrl, engines: this.engines },
     );
     this.groups = new ProjectGroupService(this.db);
@@ -161,6 +167,8 @@ export class CloudModule {
       bundles: this.bundles,
       drive: this.drive,
       engines: this.engines,
+      extras: this.extras,
+      shareLinks: this.shareLinks,
     });
     return app;
   }

@@ -11,6 +11,8 @@ import type { CloudPrincipal, OAuthService } from './auth/oauth.service.ts';
 import { basicClientCredentials, oauthErrorBodies } from './auth/oauth-errors.ts';
 import { requireScopeFor } from './auth/cloud-scopes.ts';
 import type { ProjectService } from './projects/project.service.ts';
+import type { ProjectExtrasService } from './projects/project-extras.ts';
+import { admitShareToken, type ShareGrant, type ShareLinkService } from './projects/share-links.ts';
 import type { ProjectGroupService } from './project-groups/project-group.service.ts';
 import type { ControlPointService } from './control-points/control-point.service.ts';
 import type { InputsBundleService } from './bundles/inputs-bundle.ts';
@@ -25,6 +27,8 @@ import { registerCloudWebhookRoutes } from './webhooks/cloud-webhook.routes.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     cloudPrincipal: CloudPrincipal;
+    /** Set instead of cloudPrincipal when a project's share token opens the read (share-links.ts). */
+    shareGrant: ShareGrant | null;
   }
 }
 
@@ -38,6 +42,8 @@ export interface CloudRouteDeps {
   drive: DriveService;
   /** The engines a start_processing request may choose (named in its OpenAPI description). */
   engines: OfferedEngines;
+  extras: ProjectExtrasService;
+  shareLinks: ShareLinkService;
 }
 
 const errors = { 400: S.FieldErrorsBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.ErrorBody };
@@ -80,7 +86,13 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
   await app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     scope.decorateRequest('cloudPrincipal', null as unknown as CloudPrincipal);
+    scope.decorateRequest('shareGrant', null);
     scope.addHook('onRequest', async (request, reply) => {
+      request.shareGrant = (await admitShareToken(request, deps.shareLinks)) ?? null;
+      if (request.shareGrant) {
+        request.log = reply.log = request.log.child({ shareProjectId: request.shareGrant.shareProjectId, userAgent: request.headers['user-agent'] ?? null });
+        return;
+      }
       request.cloudPrincipal = await deps.oauth.authenticate(request.headers.authorization);
       // Clients name their software in User-Agent (cloud spec, "What the service does" 5): every
       // line logged about this request, "request completed" included, carries it.
@@ -114,10 +126,11 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       { schema: { tags: ['projects'], querystring: PageQuery, response: { 200: S.ListOf(S.ProjectDetails), ...errors } } },
       async (request) => p.list(request.cloudPrincipal, request.query, requestPublicUrl(request)),
     );
+    const shareReadable = 'Also read with `?shareToken=` (the project\'s share link, POST …/share_link/) and no bearer token.';
     scope.get(
       '/project/api/v3/projects/:id/',
-      { schema: { tags: ['projects'], params: S.IdParams, response: { 200: S.ProjectDetails, ...errors } } },
-      async (request) => p.get(request.cloudPrincipal, request.params.id),
+      { schema: { tags: ['projects'], description: shareReadable, params: S.IdParams, querystring: S.ShareTokenQuery, response: { 200: S.ProjectDetails, ...errors } } },
+      async (request) => p.get(request.shareGrant ?? request.cloudPrincipal, request.params.id),
     );
     scope.patch(
       '/project/api/v3/projects/:id/',
@@ -177,6 +190,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
             `Extension: \`engine\` chooses the photogrammetry engine among those this deployment offers (${deps.engines.names.join(', ')}); ` +
             `without it \`${deps.engines.defaultName}\` runs; any other value is a 400 on \`engine\` listing them. The choice is the project's \`engine\`. ` +
             'Extension: `outputs` (JSON) asks for optional outputs, `{"point_cloud", "mesh", "dsm", "ortho"}` booleans (docs/cloud-service.md). ' +
+            '`custom_template_s3_key` (and `custom_template_s3_bucket`): a registered extra holding a PIX4Dmapper template, of which each step\'s runStep is honoured; anything else it sets is a 400 naming it. ' +
             '409 while a GCP or MTP is marked in fewer than two photos.',
           params: S.IdParams,
           body: Type.Optional(S.StartProcessingBody),
@@ -185,13 +199,73 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       },
       async (request, reply) => {
         reply.status(202);
-        return p.startProcessing(request.cloudPrincipal, request.params.id, request.body?.tags, request.body?.engine, request.body?.outputs);
+        const template = { key: request.body?.custom_template_s3_key, bucket: request.body?.custom_template_s3_bucket };
+        return p.startProcessing(request.cloudPrincipal, request.params.id, request.body?.tags, request.body?.engine, request.body?.outputs, template);
       },
     );
     scope.get(
       '/project/api/v3/projects/:id/outputs/',
-      { schema: { tags: ['processing'], params: S.IdParams, response: { 200: S.OutputsResponse, ...errors } } },
-      async (request) => p.outputs(request.cloudPrincipal, request.params.id),
+      { schema: { tags: ['processing'], description: shareReadable, params: S.IdParams, querystring: S.ShareTokenQuery, response: { 200: S.OutputsResponse, ...errors } } },
+      async (request) => p.outputs(request.shareGrant ?? request.cloudPrincipal, request.params.id),
+    );
+
+    scope.post(
+      '/project/api/v3/projects/:id/extras/',
+      {
+        schema: {
+          tags: ['uploads'],
+          summary: 'Register extra files (a processing template, a GCP file...)',
+          description:
+            'Files uploaded under the project\'s prefix with its storage credentials, named by `file_key` (or `file_keys`, an extension), before processing starts (409 after). ' +
+            `The keys are checked as bulk_register checks images (under the prefix, present in storage: 400 otherwise), all or nothing; at most 100 extras per project. 201 with the project's extras.`,
+          params: S.IdParams,
+          body: S.RegisterExtrasBody,
+          response: { 201: S.ExtrasList, ...errors },
+        },
+      },
+      async (request, reply) => {
+        reply.status(201);
+        return deps.extras.register(request.cloudPrincipal, request.params.id, request.body);
+      },
+    );
+    scope.get(
+      '/project/api/v3/projects/:id/extras/',
+      { schema: { tags: ['uploads'], summary: 'Registered extra files', params: S.IdParams, response: { 200: S.ExtrasList, ...errors } } },
+      async (request) => deps.extras.list(request.cloudPrincipal.organizationId, request.params.id),
+    );
+
+    const links = deps.shareLinks;
+    const shareLinkPath = '/project/api/v3/projects/:id/share_link/';
+    scope.post(
+      shareLinkPath,
+      {
+        schema: {
+          tags: ['projects'],
+          summary: 'Mint the project\'s share token',
+          description:
+            'Its holder reads GET …/{id}/ and GET …/{id}/outputs/ with `?shareToken=` and no bearer token; nothing else, no other project. ' +
+            'A new token replaces the earlier one, which stops working. 201; the token is shown this once (stored hashed).',
+          params: S.IdParams,
+          response: { 201: S.ShareLink, ...errors },
+        },
+      },
+      async (request, reply) => {
+        reply.status(201);
+        return links.mint(request.cloudPrincipal, request.params.id);
+      },
+    );
+    scope.get(
+      shareLinkPath,
+      { schema: { tags: ['projects'], summary: 'Whether the project has a share token', params: S.IdParams, response: { 200: S.ShareLinkState, ...errors } } },
+      async (request) => links.state(request.cloudPrincipal, request.params.id),
+    );
+    scope.delete(
+      shareLinkPath,
+      { schema: { tags: ['projects'], summary: 'Revoke the project\'s share token (at once; 404 without one)', params: S.IdParams, response: { 204: Type.Null(), ...errors } } },
+      async (request, reply) => {
+        await links.revoke(request.cloudPrincipal, request.params.id);
+        return reply.status(204).send(null);
+      },
     );
 
     const b = deps.bundles;

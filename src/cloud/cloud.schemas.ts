@@ -200,6 +200,15 @@ export const StartProcessingBody = Type.Union([
       }),
     ),
     engine: Type.Optional(Type.String({ maxLength: LIMITS.code, description: 'Extension: the engine to process with, one of those this deployment offers (default: its ENGINE).' })),
+    custom_template_s3_key: Type.Optional(
+      Type.String({
+        maxLength: LIMITS.key,
+        description:
+          'A PIX4Dmapper processing template (.tmpl) uploaded under the project\'s prefix and registered with POST …/extras/. Each step\'s runStep is honoured (dense: point_cloud and mesh; ortho: dsm and ortho); ' +
+          'initial/runStep false, index/runStep true and any other option are a 400 naming them (docs/cloud-service.md, "Processing templates"). Not with `outputs`.',
+      }),
+    ),
+    custom_template_s3_bucket: Type.Optional(Type.String({ maxLength: LIMITS.name, description: "The template's bucket: the project's bucket_name (400 otherwise)." })),
     outputs: Type.Optional(
       Type.Object(
         {
@@ -335,3 +344,31 @@ export const ControlPointsResult = Type.Object({ gcps: Type.Array(GcpRecord), mt
 export const PageEnvelope = <T extends TSchema>(item: T) =>
   Type.Object({ count: Type.Integer(), next: NullableString, previous: NullableString, results: Type.Array(item) });
 export const ListOf = <T extends TSchema>(item: T) => Type.Union([Type.Array(item), PageEnvelope(item)]);
+
+export const RegisterExtrasBody = Type.Object({
+  file_key: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.key, description: "Key of a file uploaded under the project's prefix (the real API's field)." })),
+  file_keys: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.key }), { minItems: 1, maxItems: 100, description: 'Extension: several keys in one call, all or nothing.' }),
+  ),
+});
+export const ExtrasList = Type.Object({
+  extras: Type.Array(
+    Type.Object({
+      file_key: Type.String(),
+      size: Type.Integer({ description: 'Bytes, when registered.' }),
+      created_at: Type.String({ format: 'date-time' }),
+    }),
+  ),
+});
+
+export const ShareTokenQuery = Type.Object({
+  shareToken: Type.Optional(
+    Type.String({ maxLength: 256, description: "The project's share token (POST …/share_link/): reads the project without a bearer token (docs/cloud-service.md, \"Share links\")." }),
+  ),
+});
+export const ShareLink = Type.Object({
+  share_token: Type.String({ description: 'Shown this once: only its hash is kept.' }),
+  share_url: Type.String({ description: 'The project\'s GET URL with ?shareToken=.' }),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export const ShareLinkState = Type.Object({ enabled: Type.Boolean(), created_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) });

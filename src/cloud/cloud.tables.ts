@@ -84,6 +84,10 @@ export interface CloudTables {
   };
   'cloud.project_mtps': { project_id: number; name: string; is_checkpoint: boolean; created_at: Generated<Date> };
   'cloud.project_marks': { project_id: number; point_name: string; photo: string; x: number; y: number; created_at: Generated<Date> };
+  /** Extra files registered with a project (projects/project-extras.ts). */
+  'cloud.project_extras': { project_id: number; key: string; size: number; created_at: Generated<Date> };
+  /** A project's share link: the SHA-256 of its token (projects/share-links.ts). */
+  'cloud.project_share_links': { project_id: number; token_hash: string; client_id: number | null; created_at: Generated<Date> };
 }
 
 /** What is cached of one input's image analysis (ImageMetadata with its date as an ISO string). */

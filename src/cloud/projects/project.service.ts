@@ -15,7 +15,9 @@ import { resolveTags } from '../processing/tags.ts';
 import { resolveEngine, type OfferedEngines } from '../processing/engine-choice.ts';
 import { resolveRequestedOutputs } from '../processing/requested-outputs.ts';
 import type { CloudJobs } from '../cloud.jobs.ts';
-import { mapConcurrently } from '../../shared/concurrency.ts';
+import { checkUploadedKeys } from './uploaded-keys.ts';
+import type { ProjectExtrasService } from './project-extras.ts';
+import type { ProjectReader } from './share-links.ts';
 import { CrsDefinitionError, parseCoordinateSystem } from '../coordinate-systems/crs.ts';
 import { INPUT_ZIP, type InputsBundleService } from '../bundles/inputs-bundle.ts';
 import type { ControlPointService } from '../control-points/control-point.service.ts';
@@ -56,6 +58,13 @@ export interface ProjectServiceDeps {
   jobs: JobQueue;
   controlPoints: ControlPointService;
   bundles: InputsBundleService;
+  extras: ProjectExtrasService;
+}
+
+/** start_processing's `custom_template_s3_key` and `custom_template_s3_bucket` (project-extras.ts). */
+export interface ProcessingTemplateFields {
+  key?: unknown;
+  bucket?: unknown;
 }
 
 export class ProjectService {
@@ -65,12 +74,13 @@ export class ProjectService {
   private readonly jobs: JobQueue;
   private readonly controlPoints: ControlPointService;
   private readonly bundles: InputsBundleService;
+  private readonly extras: ProjectExtrasService;
 
   constructor(
     deps: ProjectServiceDeps,
     private readonly options: ProjectServiceOptions,
   ) {
-    ({ projects: this.projects, store: this.store, issuer: this.issuer, jobs: this.jobs, controlPoints: this.controlPoints, bundles: this.bundles } = deps);
+    ({ projects: this.projects, store: this.store, issuer: this.issuer, jobs: this.jobs, controlPoints: this.controlPoints, bundles: this.bundles, extras: this.extras } = deps);
   }
 
   async create(principal: CloudPrincipal, body: CreateProjectInput, userAgent: string | undefined): Promise<ProjectDetails> {
@@ -100,8 +110,8 @@ export class ProjectService {
     return this.details(row);
   }
 
-  async get(principal: CloudPrincipal, id: number): Promise<ProjectDetails> {
-    return this.details(await this.require(principal, id));
+  async get(reader: ProjectReader, id: number): Promise<ProjectDetails> {
+    return this.details(await this.require(reader, id));
   }
 
   async list(principal: CloudPrincipal, query: PageRequest = {}, url = ''): Promise<ProjectDetails[] | Page<ProjectDetails>> {
@@ -163,20 +173,12 @@ export class ProjectService {
   async bulkRegister(principal: CloudPrincipal, id: number, keys: string[]): Promise<{ nb_images_registered: number }> {
     const project = await this.require(principal, id);
     requireNotStarted(project);
-    const prefix = `${project.s3_base_path}/`;
-    const unique = [...new Set(keys)];
-    const outside = unique.filter((key) => !key.startsWith(prefix) || key.length === prefix.length);
-    if (outside.length > 0) {
-      throw ValidationError.field('input_file_keys', `Keys must begin with the project's prefix "${prefix}": ${preview(outside)}.`);
-    }
-    const sizes = await mapConcurrently(unique, 16, (key) => this.store.headObject(project.bucket_name, key));
-    const missing = unique.filter((_, i) => !sizes[i]);
-    if (missing.length > 0) throw ValidationError.field('input_file_keys', `Not found in storage: ${preview(missing)}.`);
+    const inputs = await checkUploadedKeys(this.store, project, keys, 'input_file_keys');
     const { count, staleBundle } = await this.projects.db.transaction().execute(async (trx) => {
       const locked = await this.projects.find(project.id, principal.organizationId, trx, true);
       if (!locked) throw notFound('Project');
       requireNotStarted(locked);
-      const total = await this.projects.addInputs(project.id, unique.map((key, i) => ({ key, size: sizes[i]!.size })), trx);
+      const total = await this.projects.addInputs(project.id, inputs, trx);
       await this.projects.update(project.id, { image_count: total, public_status: locked.public_status === 'NEW' ? 'UPLOADING' : locked.public_status }, trx);
       // A bundle of the inputs no longer holds them all.
       const stale = total !== locked.image_count ? await this.bundles.invalidate(project.id, trx) : null;
@@ -186,13 +188,22 @@ export class ProjectService {
     return { nb_images_registered: count };
   }
 
-  async startProcessing(principal: CloudPrincipal, id: number, tags: unknown, engine?: unknown, outputs?: unknown): Promise<ProjectDetails> {
+  async startProcessing(
+    principal: CloudPrincipal,
+    id: number,
+    tags: unknown,
+    engine?: unknown,
+    outputs?: unknown,
+    template: ProcessingTemplateFields = {},
+  ): Promise<ProjectDetails> {
     // The fields are checked, and all reported, before anything else (as DRF validates a body).
     const [resolved, engineName, requestedOutputs] = validateFields(
       () => resolveTags(tags),
       () => resolveEngine(engine, this.options.engines),
       () => resolveRequestedOutputs(outputs),
     );
+    const templateOutputs = await this.templateOutputs(principal, id, template, requestedOutputs !== null);
+    const chosenOutputs = requestedOutputs ?? templateOutputs;
     const row = await this.projects.db.transaction().execute(async (trx) => {
       const project = await this.projects.find(id, principal.organizationId, trx, true);
       if (!project) throw notFound('Project');
@@ -209,7 +220,7 @@ export class ProjectService {
           error_reason: '',
           tags: JSON.stringify(resolved),
           engine: engineName,
-          requested_outputs: requestedOutputs ? JSON.stringify(requestedOutputs) : null,
+          requested_outputs: chosenOutputs ? JSON.stringify(chosenOutputs) : null,
           processing_started_at: null,
           processing_ended_at: null,
         },
@@ -221,8 +232,16 @@ export class ProjectService {
     return this.details(row);
   }
 
-  async outputs(principal: CloudPrincipal, id: number) {
-    const project = await this.require(principal, id);
+  /** The outputs a processing template asks for (null without one); one way at a time: a template or `outputs`. */
+  private async templateOutputs(principal: CloudPrincipal, id: number, template: ProcessingTemplateFields, withOutputs: boolean) {
+    const given = (value: unknown) => value !== undefined && value !== null && value !== '';
+    if (!given(template.key) && !given(template.bucket)) return null;
+    if (withOutputs) throw ValidationError.field('custom_template_s3_key', 'Give either `outputs` or a processing template (custom_template_s3_key), not both.');
+    return this.extras.templateOutputsOf(await this.require(principal, id), template.key, template.bucket);
+  }
+
+  async outputs(reader: ProjectReader, id: number) {
+    const project = await this.require(reader, id);
     const rows = await this.projects.listOutputs(project.id);
     return {
       outputs: await Promise.all(
@@ -282,8 +301,10 @@ export class ProjectService {
     return folder?.uuid ?? null;
   }
 
-  async require(principal: CloudPrincipal, id: number): Promise<ProjectRow> {
-    const project = await this.projects.find(id, principal.organizationId);
+  /** The project, read by a client of its organization or with its share token (share-links.ts); 404 otherwise. */
+  async require(reader: ProjectReader, id: number): Promise<ProjectRow> {
+    if ('shareProjectId' in reader && reader.shareProjectId !== id) throw notFound('Project');
+    const project = await this.projects.find(id, reader.organizationId);
     if (!project) throw notFound('Project');
     return project;
   }
@@ -314,8 +335,4 @@ function validateFields<T extends unknown[]>(...checks: { [K in keyof T]: () => 
   const results = checks.map((check) => attempt(check)) as T;
   if (Object.keys(fields).length > 0) throw new ValidationError(fields);
   return results;
-}
-
-function preview(keys: string[]): string {
-  return keys.slice(0, 5).join(', ') + (keys.length > 5 ? ` and ${keys.length - 5} more` : '');
 }
