@@ -134,6 +134,23 @@ describe('cloud project share links', () => {
     assert.equal((await anonymous('GET', `${P}/${project.id}/`, token)).status, 404);
   });
 
+  it('a read-only token (scope read:cloud) sees whether a link is active but neither mints nor revokes one; HEAD reads with the share token too', async () => {
+    const project = await newProject();
+    const { share_token: token } = await mint(project.id);
+    const answer = await fetch(`${system.urls.cloud}/oauth2/token/`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: api.clientId, client_secret: api.clientSecret, scope: 'read:cloud' }),
+    });
+    const { access_token: readOnly } = (await answer.json()) as { access_token: string };
+    const call = (method: string) => fetch(`${system.urls.cloud}${P}/${project.id}/share_link/`, { method, headers: { authorization: `Bearer ${readOnly}` } });
+    assert.equal((await call('GET')).status, 200);
+    assert.equal((await call('POST')).status, 403);
+    assert.equal((await call('DELETE')).status, 403);
+    assert.equal((await anonymous('GET', `${P}/${project.id}/`, token)).status, 200, 'the link still works');
+    assert.equal((await fetch(`${system.urls.cloud}${P}/${project.id}/?shareToken=${token}`, { method: 'HEAD' })).status, 200);
+    assert.equal((await fetch(`${system.urls.cloud}${P}/${project.id}/?shareToken=wrong`, { method: 'HEAD' })).status, 404);
+  });
+
   it('the token is stored as its SHA-256 only', async () => {
     const project = await newProject();
     const { share_token: token } = await mint(project.id);
