@@ -1,7 +1,8 @@
 // Webhooks of the cloud service (src/cloud/webhooks): a client subscribes to its organization's
 // project events under /project/api/v3/webhooks/; a receiver on loopback verifies each
 // project.status_changed with the Standard Webhooks library through a project's processing; a
-// client of another organization gets 404; private receivers are a 400 without the setting.
+// client of another organization gets 404; private receivers are a 400 without the setting;
+// PATCH {"enabled": false/true} stops and resumes deliveries (the disabled e-mail: cloud-mail.test.ts).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
