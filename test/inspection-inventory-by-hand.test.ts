@@ -189,7 +189,7 @@ describe('inventory by hand', () => {
     const pdfPath = path.join(dir, 'inventory-report.pdf');
     fs.writeFileSync(pdfPath, Buffer.from(await (await fetch(outputs.find((o: { output_type: string }) => o.output_type === 'report_pdf').url)).arrayBuffer()));
     const text = (await promisify(execFile)('/usr/bin/pdftotext', ['-layout', pdfPath, '-'])).stdout.replace(/\s+/g, ' ');
-    for (const expected of ['Inventory (2)', 'Sector 2', 'triangulated from 2 photos', 'triangulated from 3 photos', `${TRUE_AZIMUTH.toFixed(1)}°`, '6.0°', '31.50 m', "the asset's base plate", 'Plan view (from above)', 'Top-down plan around the asset']) {
+    for (const expected of ['Inventory (2)', 'Sector 2', 'triangulated from 2 photos', 'triangulated from 3 photos', `${TRUE_AZIMUTH.toFixed(1)}°`, '6.0°', '31.50 m', "the asset's base plate", 'Plan view (from above)', 'Top-down plan around the asset', '#1, #2']) {
       assert.ok(text.includes(expected), `PDF text has "${expected}"`);
     }
     await promisify(execFile)('/usr/bin/pdftoppm', ['-png', '-r', '80', pdfPath, path.join(dir, 'page')]);

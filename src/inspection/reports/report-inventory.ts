@@ -5,6 +5,7 @@
 // azimuth, a north arrow, a scale bar. Heights are above `computation.height_reference` (the asset's base plate
 // or the ground), named under the table.
 import type { InventoryItemRecord } from '../inventory/inventory.service.ts';
+import { sharedLabels } from './report-marker-labels.ts';
 
 const COLUMNS: { title: string; width: number }[] = [
   { title: '#', width: 22 },
@@ -92,10 +93,9 @@ function drawSketch(doc: PDFKit.PDFDocument, items: InventoryItemRecord[], latin
   const scale = SKETCH / span;
   const at = (x: number, y: number): [number, number] => [left + SKETCH / 2 + (x - cx) * scale, top + SKETCH / 2 - (y - cy) * scale];
   doc.rect(left, top, SKETCH, SKETCH).lineWidth(0.5).strokeColor('#999999').stroke();
-  for (const item of placed) {
-    const [px, py] = at(item.coords_3d[0] as number, item.coords_3d[1] as number);
-    drawItemMarker(doc, item, px, py, SKETCH / 8, latin);
-  }
+  const markers = placed.map((item) => ({ number: item.number, at: at(item.coords_3d[0] as number, item.coords_3d[1] as number) }));
+  const labels = sharedLabels(markers);
+  placed.forEach((item, i) => drawItemMarker(doc, item, ...markers[i].at, SKETCH / 8, latin, labels[i]));
   drawNorthArrow(doc, left + SKETCH - 14, top + 18, northConvergence(placed));
   drawScaleBar(doc, left + 8, top + SKETCH - 12, span, scale);
   doc.font('Helvetica').fontSize(8).fillColor('#555555').text(latin('Dots: item centres; arrows: the direction each item faces.'), left, top + SKETCH + 4);
@@ -103,8 +103,8 @@ function drawSketch(doc: PDFKit.PDFDocument, items: InventoryItemRecord[], latin
   doc.x = left;
 }
 
-/** An item at page point (px, py): a dot, an arrow of `length` points along the direction it faces (the plan's axes are the output system's grid: the facing normal there), its number on the other side. Also drawn on the 2D plan (report-plan-page.ts). */
-export function drawItemMarker(doc: PDFKit.PDFDocument, item: InventoryItemRecord, px: number, py: number, length: number, latin: (text: string) => string): void {
+/** An item at page point (px, py): a dot, an arrow of `length` points along the direction it faces (the plan's axes are the output system's grid: the facing normal there), its number (or the `label` of its spot, report-marker-labels.ts; '' for none) on the other side. Also drawn on the 2D plan (report-plan-page.ts). */
+export function drawItemMarker(doc: PDFKit.PDFDocument, item: InventoryItemRecord, px: number, py: number, length: number, latin: (text: string) => string, label = `#${item.number}`): void {
   doc.circle(px, py, 2.5).fillColor('#1a3c6e').fill();
   const grid = item.computation?.normal ? Math.atan2(item.computation.normal[0], item.computation.normal[1]) : item.azimuth !== null ? (item.azimuth * Math.PI) / 180 : null;
   if (grid !== null) {
@@ -116,7 +116,7 @@ export function drawItemMarker(doc: PDFKit.PDFDocument, item: InventoryItemRecor
   }
   // The label on the side away from the arrow.
   const away = grid === null ? 0 : grid + Math.PI;
-  doc.fillColor('black').font('Helvetica').fontSize(7).text(latin(`#${item.number}`), px + Math.sin(away) * 9 - 4, py - Math.cos(away) * 9 - 3, { lineBreak: false });
+  if (label) doc.fillColor('black').font('Helvetica').fontSize(7).text(latin(label), px + Math.sin(away) * 9 - 4, py - Math.cos(away) * 9 - 3, { lineBreak: false });
 }
 
 /** Radians from the grid's up to true north (meridian convergence) where an item's computation found it; 0 otherwise. */

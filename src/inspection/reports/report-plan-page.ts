@@ -7,6 +7,7 @@
 import type { ReportData } from './report-data.ts';
 import { planPositions, type Plan2d, type PlanDrawing, type SidePlan } from './report-plan.ts';
 import { drawItemMarker, drawNorthArrow, drawScaleBar, niceLength, northConvergence } from './report-inventory.ts';
+import { sharedLabels } from './report-marker-labels.ts';
 
 /** Annotation markers: a colour no orthophoto is likely to hold, so that they stand out (and tests can find them). */
 export const ANNOTATION_COLOUR = '#ff00ff';
@@ -52,12 +53,16 @@ function drawTopPlan(doc: PDFKit.PDFDocument, data: ReportData, plan: Plan2d, ra
     }
   }
   const items = new Map((data.inventory_items ?? []).map((i) => [i.number, i]));
-  for (const i of positions.inventory) drawItemMarker(doc, items.get(i.number)!, ...at(i.at[0], i.at[1]), size / 16, latin);
-  for (const a of positions.annotations) {
-    const [px, py] = at(a.at[0], a.at[1]);
+  const itemMarkers = positions.inventory.map((i) => ({ number: i.number, at: at(i.at[0], i.at[1]) }));
+  const itemLabels = sharedLabels(itemMarkers);
+  itemMarkers.forEach((m, k) => drawItemMarker(doc, items.get(m.number)!, ...m.at, size / 16, latin, itemLabels[k]));
+  const annotationMarkers = positions.annotations.map((a) => ({ number: a.number, at: at(a.at[0], a.at[1]) }));
+  const annotationLabels = sharedLabels(annotationMarkers);
+  for (const [k, { at: [px, py] }] of annotationMarkers.entries()) {
     doc.circle(px, py, 5).fillColor(ANNOTATION_COLOUR).fill();
+    if (!annotationLabels[k]) continue;
     // The number on a white label, readable over any photo.
-    const label = latin(`#${a.number}`);
+    const label = latin(annotationLabels[k]);
     doc.font('Helvetica-Bold').fontSize(8);
     doc.rect(px + 6, py - 5, doc.widthOfString(label) + 3, 10).fillColor('white').fill();
     doc.fillColor('black').text(label, px + 7.5, py - 3.5, { lineBreak: false });
@@ -126,17 +131,19 @@ function drawSideView(doc: PDFKit.PDFDocument, data: ReportData, plan: SidePlan,
     for (const p of points.slice(1)) doc.lineTo(...p);
     doc.lineWidth(1.8).strokeColor(MEASUREMENT_COLOUR).stroke();
   }
-  for (const i of positions.inventory) {
-    if (i.at[2] === null) continue;
-    const [px, py] = at(i.at[0], i.at[2]);
+  const itemMarkers = positions.inventory.flatMap((i) => (i.at[2] === null ? [] : [{ number: i.number, at: at(i.at[0], i.at[2]) }]));
+  const itemLabels = sharedLabels(itemMarkers);
+  for (const [k, { at: [px, py] }] of itemMarkers.entries()) {
     doc.circle(px, py, 3).fillColor('#1a3c6e').fill();
-    doc.font('Helvetica').fontSize(7).fillColor('black').text(latin(`#${i.number}`), px - 12, py - 3, { lineBreak: false });
+    // Right-aligned to the dot's left.
+    const label = latin(itemLabels[k]);
+    if (label) doc.font('Helvetica').fontSize(7).fillColor('black').text(label, px - 5 - doc.widthOfString(label), py - 3, { lineBreak: false });
   }
-  for (const a of positions.annotations) {
-    if (a.at[2] === null) continue;
-    const [px, py] = at(a.at[0], a.at[2]);
+  const annotationMarkers = positions.annotations.flatMap((a) => (a.at[2] === null ? [] : [{ number: a.number, at: at(a.at[0], a.at[2]) }]));
+  const annotationLabels = sharedLabels(annotationMarkers);
+  for (const [k, { at: [px, py] }] of annotationMarkers.entries()) {
     doc.circle(px, py, 5).fillColor(ANNOTATION_COLOUR).fill();
-    doc.font('Helvetica-Bold').fontSize(8).fillColor('black').text(latin(`#${a.number}`), px + 7.5, py - 3.5, { lineBreak: false });
+    if (annotationLabels[k]) doc.font('Helvetica-Bold').fontSize(8).fillColor('black').text(latin(annotationLabels[k]), px + 7.5, py - 3.5, { lineBreak: false });
   }
   doc.restore();
   doc.rect(left, top, width, height).lineWidth(0.5).strokeColor('#999999').stroke();
