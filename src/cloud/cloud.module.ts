@@ -117,8 +117,10 @@ export class CloudModule {
       'cloud.process-project': { handler: ({ projectId }) => this.processor.process(projectId), concurrency: 1, expireInSeconds: 24 * 3600 },
       'cloud.build-inputs-zip': { handler: ({ projectId, outputId }) => this.bundles.build(projectId, outputId), concurrency: 2, expireInSeconds: BUILD_EXPIRY_SECONDS },
       'cloud.deliver-webhook': { handler: ({ messageId }) => this.webhooks.deliver(messageId), concurrency: 4 },
-      // A failed sending is logged by the queue and retried; it never touches the project.
-      'cloud.send-email': { handler: (message) => options.mailer.send(message), concurrency: 2, retryLimit: 10, retryDelaySeconds: 30 },
+      // A failed sending is logged by the queue and retried; it never touches the project. One at
+      // a time, in the order queued: a project that fails at once queues "started" and "failed"
+      // a few milliseconds apart, and two workers sent them the wrong way round.
+      'cloud.send-email': { handler: (message) => options.mailer.send(message), concurrency: 1, retryLimit: 10, retryDelaySeconds: 30 },
     };
     options.jobs.register(handlers);
   }
