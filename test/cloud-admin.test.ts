@@ -6,28 +6,16 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import pino from 'pino';
 import { freshDatabaseUrl, tempDir, testConfig } from './helpers/test-system.ts';
-import { runAdmin } from '../src/admin/admin-cli.ts';
+import { adminJson } from './helpers/admin-cli.ts';
 import { startSystem } from '../src/system.ts';
-
-async function admin(config: ReturnType<typeof testConfig>, ...argv: string[]): Promise<any> {
-  const printed: string[] = [];
-  const original = console.log;
-  console.log = (...args: unknown[]) => void printed.push(args.join(' '));
-  try {
-    assert.equal(await runAdmin(config, argv), 0, argv.join(' '));
-  } finally {
-    console.log = original;
-  }
-  return JSON.parse(printed.at(-1)!);
-}
 
 it('admin CLI: create-cloud-client stores the secret hashed; delete-cloud-client disables it', async () => {
   const dataDir = tempDir();
   const database = await freshDatabaseUrl();
   const config = testConfig(dataDir, { databaseUrl: database?.url });
   try {
-    const { organization_uuid } = await admin(config, 'create-org', '--name', 'Acme Surveys');
-    const { client_id, client_secret } = await admin(config, 'create-cloud-client', '--org', organization_uuid, '--name', 'ci');
+    const { organization_uuid } = await adminJson(config, 'create-org', '--name', 'Acme Surveys');
+    const { client_id, client_secret } = await adminJson(config, 'create-cloud-client', '--org', organization_uuid, '--name', 'ci');
     assert.match(client_id, /^cid_/);
     assert.ok(client_secret.length >= 40);
 
@@ -48,7 +36,7 @@ it('admin CLI: create-cloud-client stores the secret hashed; delete-cloud-client
       await system.stop();
     }
 
-    assert.deepEqual(await admin(config, 'delete-cloud-client', '--client-id', client_id), { deleted: true });
+    assert.deepEqual(await adminJson(config, 'delete-cloud-client', '--client-id', client_id), { deleted: true });
     system = await startSystem(config, 'serve', pino({ level: 'warn' }));
     try {
       const refused = await token(system.urls.cloud);

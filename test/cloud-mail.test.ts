@@ -15,7 +15,7 @@ import pino from 'pino';
 import { freshDatabaseUrl, startTestSystem, tempDir, testConfig, type TestSystem } from './helpers/test-system.ts';
 import { cloudClient, settled, type CloudTestClient } from './helpers/cloud-api.ts';
 import { demoImages, outbox, waitFor, type Mail } from './helpers/inspection-fixtures.ts';
-import { runAdmin } from '../src/admin/admin-cli.ts';
+import { adminJson } from './helpers/admin-cli.ts';
 
 const P = '/project/api/v3/projects';
 
@@ -173,17 +173,7 @@ it('admin CLI: create-cloud-client --email and set-cloud-client-email set the ad
   const dataDir = tempDir();
   const database = await freshDatabaseUrl();
   const config = testConfig(dataDir, { databaseUrl: database?.url });
-  const admin = async (...argv: string[]): Promise<any> => {
-    const printed: string[] = [];
-    const original = console.log;
-    console.log = (...args: unknown[]) => void printed.push(args.join(' '));
-    try {
-      assert.equal(await runAdmin(config, argv), 0, argv.join(' '));
-    } finally {
-      console.log = original;
-    }
-    return JSON.parse(printed.at(-1)!);
-  };
+  const admin = (...argv: string[]) => adminJson(config, ...argv);
   try {
     const { organization_uuid } = await admin('create-org', '--name', 'Mail Co');
     const { client_id } = await admin('create-cloud-client', '--org', organization_uuid, '--email', 'ops@mail.example');
