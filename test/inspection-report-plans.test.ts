@@ -95,8 +95,8 @@ describe('inspection report: 2D plan over the orthomosaic', { skip: toolMissingR
       annotations: [{ properties: { name: 'Fence' }, tags: [], geometry: { type: 'LineString', coordinates: [[spot.x - 10, spot.y, 10], [spot.x + 10, spot.y + 10, 10]] } }],
     });
     const { json, pdf } = await report();
-    assert.equal(json.plans_2d.length, 2, JSON.stringify(json.plans_2d));
-    const [plan, sideView] = json.plans_2d;
+    assert.equal(json.plans_2d.length, 3, JSON.stringify(json.plans_2d));
+    const [plan, sideView, westView] = json.plans_2d;
     assert.equal(plan.kind, 'top');
     assert.equal(plan.no_raster_reason, null);
     assert.equal(plan.side_m, 30, 'the extents (20 m x 10 m) with margin are under the 30 m minimum');
@@ -106,9 +106,13 @@ describe('inspection report: 2D plan over the orthomosaic', { skip: toolMissingR
     assert.equal(plan.items_drawn.measurements.length, 1);
     lineId = plan.items_drawn.measurements[0];
     // The asset is a tower (self-support): a side view from the south too, x across and z up, at least 10 m each way (here 20 m of line and a fifth across).
-    assert.equal(sideView.kind, 'side');
+    assert.deepEqual([sideView.kind, sideView.from, sideView.title], ['side', 'south', 'Side view from the south']);
     assert.deepEqual(sideView.bounds, { min_x: spot.x - 12, max_x: spot.x + 12, min_z: 11 - 5, max_z: 11 + 5 });
     assert.deepEqual(sideView.items_drawn, plan.items_drawn);
+    // And from the west, y across: the line's 10 m and a fifth (12 m) around its middle, the same heights.
+    assert.deepEqual([westView.kind, westView.from, westView.title], ['side', 'west', 'Side view from the west']);
+    assert.deepEqual(westView.bounds, { min_y: spot.y + 5 - 6, max_y: spot.y + 5 + 6, min_z: 11 - 5, max_z: 11 + 5 });
+    assert.deepEqual(westView.items_drawn, plan.items_drawn);
     assert.deepEqual(plan.items_drawn.inventory_items, []);
     assert.equal(plan.raster.source, 'orthomosaic');
     // 30 m of 0.25 m pixels: 120 pixels of the full resolution (no overview has 1400 across).
@@ -122,10 +126,12 @@ describe('inspection report: 2D plan over the orthomosaic', { skip: toolMissingR
     assert.match(text, /Top-down plan around the asset/);
     assert.match(text, /Magenta discs: annotations \(1\)/);
     assert.match(text, /Side view from the south/);
-    // The plan is the page before the side view (the last), rendered at 60 dpi: the square is where the pixels are saturated colours (the page's text is not).
+    assert.match(text, /Side view from the west/);
+    // The plan, then the side views from the south and the west (the last pages), rendered at 60 dpi: the square is where the pixels are saturated colours (the page's text is not).
     const pages = Number(/Pages:\s+(\d+)/.exec(execFileSync('/usr/bin/pdfinfo', [pdfPath]).toString())![1]);
-    execFileSync(PDFTOPPM, ['-png', '-r', '60', '-f', String(pages - 1), '-l', String(pages - 1), pdfPath, path.join(work, 'plan')]);
-    execFileSync(PDFTOPPM, ['-png', '-r', '60', '-f', String(pages), '-l', String(pages), pdfPath, path.join(work, 'side')]);
+    execFileSync(PDFTOPPM, ['-png', '-r', '60', '-f', String(pages - 2), '-l', String(pages - 2), pdfPath, path.join(work, 'plan')]);
+    execFileSync(PDFTOPPM, ['-png', '-r', '60', '-f', String(pages - 1), '-l', String(pages - 1), pdfPath, path.join(work, 'side')]);
+    execFileSync(PDFTOPPM, ['-png', '-r', '60', '-f', String(pages), '-l', String(pages), pdfPath, path.join(work, 'west')]);
     const pngPath = fs.readdirSync(work).find((f) => /^plan-\d+\.png$/.test(f))!;
     const { data, info } = await sharp(path.join(work, pngPath)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     const pixel = (u: number, v: number) => [...data.subarray((v * info.width + u) * 3, (v * info.width + u) * 3 + 3)];
@@ -147,19 +153,28 @@ describe('inspection report: 2D plan over the orthomosaic', { skip: toolMissingR
     assert.ok(near(at(midX + 12, midY - 8), [255, 255, 0]), `yellow south-east: ${at(midX + 12, midY - 8)}`);
     assert.ok(near(at(spot.x, spot.y), [255, 0, 255]), `magenta at the annotation: ${at(spot.x, spot.y)}`);
     assert.ok(!near(at(spot.x + 2, spot.y + 2), [255, 0, 255]), 'the marker is a small disc, not a smear');
-    // The side view: the annotation (z 12) drawn above the line (z 10), 2 m of the frame's 10 m.
-    const sidePng = await sharp(path.join(work, fs.readdirSync(work).find((f) => /^side-\d+\.png$/.test(f))!)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-    const rows = (test: (c: number[]) => boolean) => {
-      const found: number[] = [];
-      for (let v = 0; v < sidePng.info.height; v++)
-        for (let u = 0; u < sidePng.info.width; u++) if (test([...sidePng.data.subarray((v * sidePng.info.width + u) * 3, (v * sidePng.info.width + u) * 3 + 3)])) found.push(v);
-      return found;
+    // The side views: the annotation (z 12) drawn above the line (z 10), 2 m of the frame's 10 m.
+    /** Mean row and column of the marker (magenta) and of the line (green) on a rendered side view. */
+    const markerAndLine = async (prefix: string) => {
+      const png = await sharp(path.join(work, fs.readdirSync(work).find((f) => new RegExp(`^${prefix}-\\d+\\.png$`).test(f))!)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const mean = (test: (c: number[]) => boolean) => {
+        let [n, rows, columns] = [0, 0, 0];
+        for (let v = 0; v < png.info.height; v++)
+          for (let u = 0; u < png.info.width; u++)
+            if (test([...png.data.subarray((v * png.info.width + u) * 3, (v * png.info.width + u) * 3 + 3)])) [n, rows, columns] = [n + 1, rows + v, columns + u];
+        assert.ok(n > 0, `${prefix}: the marker and the line are drawn`);
+        return { row: rows / n, column: columns / n };
+      };
+      return { marker: mean((c) => c[0] > 200 && c[1] < 80 && c[2] > 200), line: mean((c) => c[0] < 80 && c[1] > 150 && c[2] < 150) };
     };
-    const magentaRows = rows((c) => c[0] > 200 && c[1] < 80 && c[2] > 200);
-    const greenRows = rows((c) => c[0] < 80 && c[1] > 150 && c[2] < 150);
-    assert.ok(magentaRows.length > 0 && greenRows.length > 0, 'the marker and the line are drawn');
-    const [markerRow, lineRow] = [magentaRows.reduce((a, b) => a + b) / magentaRows.length, greenRows.reduce((a, b) => a + b) / greenRows.length];
-    assert.ok(lineRow - markerRow > 20 && lineRow - markerRow < 40, `2 m above the line at 60 dpi: marker row ${markerRow}, line row ${lineRow}`);
+    const south = await markerAndLine('side');
+    assert.ok(south.line.row - south.marker.row > 20 && south.line.row - south.marker.row < 40, `2 m above the line at 60 dpi: ${JSON.stringify(south)}`);
+    assert.ok(Math.abs(south.marker.column - south.line.column) < 8, `from the south the annotation stands over the line's middle (x): ${JSON.stringify(south)}`);
+    // From the west, north is on the left: the annotation, at the line's southern end (y), is drawn at its right end.
+    const west = await markerAndLine('west');
+    // 12 m across fill the page's width at about twice the south view's scale: 2 m are ~68 px here.
+    assert.ok(west.line.row - west.marker.row > 55 && west.line.row - west.marker.row < 80, `2 m above the line: ${JSON.stringify(west)}`);
+    assert.ok(west.marker.column - west.line.column > 40, `from the west the annotation is right of the line's middle: ${JSON.stringify(west)}`);
   });
 
   it('where the orthomosaic does not cover the plan, the plan is drawn on a plain background and plans_2d says why', async () => {

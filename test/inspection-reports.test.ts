@@ -181,9 +181,9 @@ describe('inspection service: reports', () => {
     assert.ok(!('share_token' in json) && !('share_link' in json));
     assert.ok(!('image_annotations' in json), 'include_annotations: false');
     assert.ok(!('email' in json.reported_by));
-    // Only the point measurement is included: a top-down plan on a plain background (no orthomosaic), saying why, and the tower's side view.
-    assert.equal(json.plans_2d.length, 2, JSON.stringify(json.plans_2d));
-    assert.deepEqual(json.plans_2d.map((p: any) => p.kind), ['top', 'side']);
+    // Only the point measurement is included: a top-down plan on a plain background (no orthomosaic), saying why, and the tower's side views from the south and the west.
+    assert.equal(json.plans_2d.length, 3, JSON.stringify(json.plans_2d));
+    assert.deepEqual(json.plans_2d.map((p: any) => [p.kind, p.from]), [['top', undefined], ['side', 'south'], ['side', 'west']]);
     assert.deepEqual(json.plans_2d[1].bounds, { min_x: -4, max_x: 6, min_z: 23, max_z: 33 });
     assert.equal(json.plans_2d[0].raster, null);
     assert.match(json.plans_2d[0].no_raster_reason, /no orthomosaic/);

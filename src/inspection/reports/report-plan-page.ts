@@ -3,9 +3,10 @@
 // lines and closed polygons, points as squares), inventory items (report-inventory.ts's marker:
 // dot and facing arrow) and annotations (magenta discs with their number) at their x, y; a north
 // arrow and a scale bar on white boxes so they read over any photo; a legend under the square.
-// The side view of a tower: the same markers at (x, z), the base plate and top point dashed.
+// The side views of a tower: the same markers at (x, z) from the south and (y, z) from the west,
+// the base plate and top point dashed.
 import type { ReportData } from './report-data.ts';
-import { planPositions, type Plan2d, type PlanDrawing, type SidePlan } from './report-plan.ts';
+import { acrossOf, planPositions, type Plan2d, type PlanDrawing, type SidePlan } from './report-plan.ts';
 import { drawItemMarker, drawNorthArrow, drawScaleBar, niceLength, northConvergence } from './report-inventory.ts';
 import { sharedLabels } from './report-marker-labels.ts';
 
@@ -92,11 +93,15 @@ function drawTopPlan(doc: PDFKit.PDFDocument, data: ReportData, plan: Plan2d, ra
 /** Side view height at most, points: the rest of an A4 page under the titles. */
 const SIDE_MAX_HEIGHT = 560;
 
-/** The tower from the south: x across, z up, on a plain background; the base plate and top point as dashed lines. */
+/**
+ * The tower from the south (x east to the right) or the west (y north to the left, as a person
+ * standing there sees it), z up, on a plain background; the base plate and top point as dashed lines.
+ */
 function drawSideView(doc: PDFKit.PDFDocument, data: ReportData, plan: SidePlan, latin: (text: string) => string): void {
   const left = doc.page.margins.left;
   const maxWidth = doc.page.width - left - doc.page.margins.right;
-  const [spanX, spanZ] = [plan.bounds.max_x - plan.bounds.min_x, plan.bounds.max_z - plan.bounds.min_z];
+  const [minA, maxA] = 'min_x' in plan.bounds ? [plan.bounds.min_x, plan.bounds.max_x] : [plan.bounds.min_y, plan.bounds.max_y];
+  const [spanX, spanZ] = [maxA - minA, plan.bounds.max_z - plan.bounds.min_z];
   const scale = Math.min(maxWidth / spanX, SIDE_MAX_HEIGHT / spanZ);
   const [width, height] = [spanX * scale, spanZ * scale];
   doc.font('Helvetica-Bold').fontSize(11).fillColor('black').text(latin(plan.title), left);
@@ -104,9 +109,10 @@ function drawSideView(doc: PDFKit.PDFDocument, data: ReportData, plan: SidePlan,
     .font('Helvetica')
     .fontSize(8.5)
     .fillColor('#555555')
-    .text(latin(`${Math.round(spanX)} m across, ${Math.round(spanZ)} m high${plan.coordinate_system ? `, ${plan.coordinate_system}` : ''}; x east to the right, height up; seen from the south.`), left);
+    .text(latin(`${Math.round(spanX)} m across, ${Math.round(spanZ)} m high${plan.coordinate_system ? `, ${plan.coordinate_system}` : ''}; ${plan.from === 'south' ? 'x east to the right' : 'y north to the left'}, height up; seen from the ${plan.from}.`), left);
   const top = doc.y + 6;
-  const at = (x: number, z: number): [number, number] => [left + (x - plan.bounds.min_x) * scale, top + (plan.bounds.max_z - z) * scale];
+  // From the west, north is on the viewer's left: y grows leftwards.
+  const at = (a: number, z: number): [number, number] => [left + (plan.from === 'south' ? a - minA : maxA - a) * scale, top + (plan.bounds.max_z - z) * scale];
   doc.rect(left, top, width, height).fillColor('#f4f4f0').fill();
   doc.save();
   doc.rect(left, top, width, height).clip();
@@ -115,13 +121,13 @@ function drawSideView(doc: PDFKit.PDFDocument, data: ReportData, plan: SidePlan,
     [plan.top_z, 'top'],
   ] as const) {
     if (z === null) continue;
-    const [, y] = at(plan.bounds.min_x, z);
+    const [, y] = at(minA, z);
     doc.moveTo(left, y).lineTo(left + width, y).dash(4, { space: 3 }).lineWidth(0.8).strokeColor('#777777').stroke().undash();
     doc.font('Helvetica').fontSize(7).fillColor('#555555').text(latin(label), left + 4, y - 9, { lineBreak: false });
   }
   const positions = planPositions(data);
   for (const m of positions.measurements) {
-    const points = m.points.filter((p) => p[2] !== null).map((p) => at(p[0], p[2]!));
+    const points = m.points.filter((p) => p[2] !== null).map((p) => at(acrossOf(plan.from, p), p[2]!));
     if (points.length === 0) continue;
     if (points.length === 1) {
       doc.rect(points[0][0] - 3, points[0][1] - 3, 6, 6).lineWidth(1.5).strokeColor(MEASUREMENT_COLOUR).stroke();
@@ -131,7 +137,7 @@ function drawSideView(doc: PDFKit.PDFDocument, data: ReportData, plan: SidePlan,
     for (const p of points.slice(1)) doc.lineTo(...p);
     doc.lineWidth(1.8).strokeColor(MEASUREMENT_COLOUR).stroke();
   }
-  const itemMarkers = positions.inventory.flatMap((i) => (i.at[2] === null ? [] : [{ number: i.number, at: at(i.at[0], i.at[2]) }]));
+  const itemMarkers = positions.inventory.flatMap((i) => (i.at[2] === null ? [] : [{ number: i.number, at: at(acrossOf(plan.from, i.at), i.at[2]) }]));
   const itemLabels = sharedLabels(itemMarkers);
   for (const [k, { at: [px, py] }] of itemMarkers.entries()) {
     doc.circle(px, py, 3).fillColor('#1a3c6e').fill();
@@ -139,7 +145,7 @@ function drawSideView(doc: PDFKit.PDFDocument, data: ReportData, plan: SidePlan,
     const label = latin(itemLabels[k]);
     if (label) doc.font('Helvetica').fontSize(7).fillColor('black').text(label, px - 5 - doc.widthOfString(label), py - 3, { lineBreak: false });
   }
-  const annotationMarkers = positions.annotations.flatMap((a) => (a.at[2] === null ? [] : [{ number: a.number, at: at(a.at[0], a.at[2]) }]));
+  const annotationMarkers = positions.annotations.flatMap((a) => (a.at[2] === null ? [] : [{ number: a.number, at: at(acrossOf(plan.from, a.at), a.at[2]) }]));
   const annotationLabels = sharedLabels(annotationMarkers);
   for (const [k, { at: [px, py] }] of annotationMarkers.entries()) {
     doc.circle(px, py, 5).fillColor(ANNOTATION_COLOUR).fill();

@@ -6,7 +6,9 @@
 // whole file), flattened on white and embedded as JPEG. Without an orthomosaic, or one that does not
 // cover the square or cannot be read, the plan is drawn on a plain background and its JSON entry
 // says why (`no_raster_reason`): a report is never refused for its background.
-// When the asset is a tower, a second plan: the side view from the south (x across, z up), plain.
+// When the asset is a tower, two more plans: side views from the south (x east across, z up) and
+// from the west (y north across, to the left as seen from there; z up), plain: an antenna on one
+// face of the tower hides behind another in one view and stands apart in the other.
 // The JSON entries (`plans_2d[]`, docs/inspection-service.md "2D plans") are what the PDF pages
 // show (report-plan-page.ts); the raster itself is only in the PDF.
 import proj4 from 'proj4';
@@ -54,13 +56,17 @@ const TOWER_TYPES = new Set([1, 7, 9, 10]);
 /** The side view is at least this tall and wide, metres. */
 const MIN_SIDE_VIEW_M = 10;
 
-/** A tower from the south (issue 30 §5): x east across, z up; no raster. */
+/** Where a side view looks from: the south (x east across) or the west (y north across). */
+export type SideViewFrom = 'south' | 'west';
+
+/** A tower from the south or the west (issue 30 §5): the horizontal axis across, z up; no raster. */
 export interface SidePlan {
   kind: 'side';
+  from: SideViewFrom;
   title: string;
   coordinate_system: string | null;
-  /** The rectangle drawn: x across, z up (output coordinates, metres). */
-  bounds: { min_x: number; max_x: number; min_z: number; max_z: number };
+  /** The rectangle drawn (output coordinates, metres): x across from the south, y across from the west; z up. */
+  bounds: { min_x: number; max_x: number; min_z: number; max_z: number } | { min_y: number; max_y: number; min_z: number; max_z: number };
   /** The base plate's and top point's z, drawn as lines, when set. */
   base_z: number | null;
   top_z: number | null;
@@ -140,28 +146,40 @@ export async function buildPlans(
       plan.no_raster_reason = `the orthomosaic cannot be read: ${err instanceof Error ? err.message : String(err)}`;
     }
   }
-  const sidePlan = TOWER_TYPES.has(data.asset.type_id) ? sideView(plan, positions, basePlate, topPoint) : null;
-  return sidePlan ? [{ plan, raster }, { plan: sidePlan, raster: null }] : [{ plan, raster }];
+  const sides = TOWER_TYPES.has(data.asset.type_id) ? (['south', 'west'] as const).map((from) => sideView(plan, positions, basePlate, topPoint, from)) : [];
+  return [{ plan, raster }, ...sides.flatMap((side) => (side ? [{ plan: side, raster: null }] : []))];
 }
 
-/** The tower from the south: every position with a z (and the base plate and top point), x across, z up; null when none has a z. */
-function sideView(top: Plan2d, positions: ReturnType<typeof planPositions>, basePlate: { x: number; z: number } | null, topPoint: { x: number; z: number } | null): SidePlan | null {
+/** The coordinate a side view draws across: x from the south, y from the west. */
+export function acrossOf(from: SideViewFrom, p: readonly [number, number, ...unknown[]]): number {
+  return from === 'south' ? p[0] : p[1];
+}
+
+/** The tower from the south or the west: every position with a z (and the base plate and top point), across and z up; null when none has a z. */
+function sideView(
+  top: Plan2d,
+  positions: ReturnType<typeof planPositions>,
+  basePlate: { x: number; y: number; z: number } | null,
+  topPoint: { x: number; y: number; z: number } | null,
+  from: SideViewFrom,
+): SidePlan | null {
   const points = [...positions.annotations.map((a) => a.at), ...positions.inventory.map((i) => i.at), ...positions.measurements.flatMap((m) => m.points)].filter((p) => p[2] !== null);
   if (points.length === 0) return null;
-  const xz: XY[] = points.map((p) => [p[0], p[2]!]);
-  if (basePlate) xz.push([basePlate.x, basePlate.z]);
-  if (topPoint) xz.push([topPoint.x, topPoint.z]);
-  const xs = xz.map((p) => p[0]);
-  const zs = xz.map((p) => p[1]);
-  const width = Math.ceil(Math.max(MIN_SIDE_VIEW_M, (Math.max(...xs) - Math.min(...xs)) * 1.2));
+  const az: XY[] = points.map((p) => [acrossOf(from, p), p[2]!]);
+  for (const p of [basePlate, topPoint]) if (p) az.push([acrossOf(from, [p.x, p.y]), p.z]);
+  const as = az.map((p) => p[0]);
+  const zs = az.map((p) => p[1]);
+  const width = Math.ceil(Math.max(MIN_SIDE_VIEW_M, (Math.max(...as) - Math.min(...as)) * 1.2));
   const height = Math.ceil(Math.max(MIN_SIDE_VIEW_M, (Math.max(...zs) - Math.min(...zs)) * 1.2));
-  const [cx, cz] = [(Math.min(...xs) + Math.max(...xs)) / 2, (Math.min(...zs) + Math.max(...zs)) / 2];
+  const [ca, cz] = [(Math.min(...as) + Math.max(...as)) / 2, (Math.min(...zs) + Math.max(...zs)) / 2];
   const has = (p: XYZ) => p[2] !== null;
+  const [minA, maxA] = [ca - width / 2, ca + width / 2];
   return {
     kind: 'side',
-    title: 'Side view from the south',
+    from,
+    title: `Side view from the ${from}`,
     coordinate_system: top.coordinate_system,
-    bounds: { min_x: cx - width / 2, max_x: cx + width / 2, min_z: cz - height / 2, max_z: cz + height / 2 },
+    bounds: from === 'south' ? { min_x: minA, max_x: maxA, min_z: cz - height / 2, max_z: cz + height / 2 } : { min_y: minA, max_y: maxA, min_z: cz - height / 2, max_z: cz + height / 2 },
     base_z: basePlate?.z ?? null,
     top_z: topPoint?.z ?? null,
     items_drawn: {
