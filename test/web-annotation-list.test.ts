@@ -256,9 +256,14 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
     assert.deepEqual(watched.problems, []);
   });
 
-  it('the new-inspection form names the engines in words and disables the option this installation cannot act on, saying why', async () => {
+  it('the new-inspection form names the engines in words and disables the options this installation cannot act on, saying why; a disabled option is sent as false', async () => {
     const settings = (await (await fetch(`${system.urls.inspection}/v1/console/settings/`)).json()) as { unavailable_options: Record<string, string> };
-    assert.deepEqual(Object.keys(settings.unavailable_options), ['roof_segmentation'], 'the server says which option it would ignore');
+    // The exif engine (the tests' default) reconstructs nothing: no point cloud, mesh, DSM, orthophoto, nor clipping.
+    assert.deepEqual(
+      Object.keys(settings.unavailable_options).sort(),
+      ['clip_point_cloud', 'generate_dsm', 'generate_mesh', 'generate_ortho', 'generate_point_cloud', 'roof_segmentation'],
+      'the server says which options it would ignore',
+    );
     assert.ok(watched, 'the first test signed in');
     const { page } = watched;
     await page.goto(`${system.urls.inspection}/#/assets/${assetId}`);
@@ -271,8 +276,22 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
     assert.equal(await roof.isChecked(), false);
     assert.match((await roof.getAttribute('aria-describedby')) ?? '', /roof_segmentation/);
     await page.getByText(/no roof segmentation model is installed/).waitFor();
-    assert.equal(await page.getByRole('checkbox', { name: 'Generate mesh' }).isDisabled(), false, 'the others stay available');
+    const mesh = page.getByRole('checkbox', { name: 'Generate mesh' });
+    assert.equal(await mesh.isDisabled(), true);
+    assert.equal(await page.locator(`#${await mesh.getAttribute('aria-describedby')}`).textContent(), settings.unavailable_options.generate_mesh);
+    assert.match(settings.unavailable_options.generate_mesh, /exif engine does not reconstruct/);
+    const pointCloud = page.getByRole('checkbox', { name: 'Generate point cloud' });
+    assert.equal(await pointCloud.isDisabled(), true);
+    assert.equal(await pointCloud.isChecked(), false, 'on by default, shown off when it cannot be made');
+    assert.equal(await page.getByRole('checkbox', { name: 'Detect rust' }).isDisabled(), false, 'the others stay available');
     await watched.screenshot('new-inspection-form');
+
+    await page.getByLabel('Inspection name').fill('Disabled outputs');
+    await page.getByRole('button', { name: 'Create inspection' }).click();
+    await page.waitForURL(/#\/inspections\/\d+\/upload/);
+    const created = ((await account.client.expect(200, 'GET', '/v1/inspections/')) as { name: string; processing_parameters: Record<string, unknown> }[]).find((i) => i.name === 'Disabled outputs');
+    assert.ok(created, 'the form created the inspection');
+    assert.equal(created.processing_parameters.generate_point_cloud, false, 'the default-on option it could not make is sent as false');
   });
 
   it('a share link opens the list read-only: the same rows, no inventory call, nothing failed', async () => {

@@ -44,3 +44,12 @@ test('processing parameters: defaults and the clipping radius only when clipping
   assert.equal('clipping_radius' in processingParameters(clip, ' '), false);
   assert.equal(processingParameters(clip, 'far').clipping_radius, 'far');
 });
+
+test('processing parameters: an option the installation cannot act on is sent as false, whatever the form holds', () => {
+  const all = { ...defaultProcessingOptions(), clip_point_cloud: true, generate_mesh: true };
+  const sent = processingParameters(all, '40', { generate_point_cloud: 'no engine', clip_point_cloud: 'no point cloud' });
+  assert.equal(sent.generate_point_cloud, false);
+  assert.equal(sent.clip_point_cloud, false);
+  assert.equal('clipping_radius' in sent, false, 'no radius without clipping');
+  assert.equal(sent.generate_mesh, true, 'the others as held');
+});

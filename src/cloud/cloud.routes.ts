@@ -19,7 +19,8 @@ import type { InputsBundleService } from './bundles/inputs-bundle.ts';
 import { LEGACY_MOVE_SUNSET, type DriveService } from './drive/drive.service.ts';
 import { PageQuery, paginate } from './common/pagination.ts';
 import { requestPublicUrl } from '../infra/http/http-edge.ts';
-import type { OfferedEngines } from './processing/engine-choice.ts';
+import type { EngineSet } from './processing/engines.ts';
+import { registerCapabilitiesRoute } from './processing/capabilities.routes.ts';
 import * as S from './cloud.schemas.ts';
 import type { CloudWebhookService } from './webhooks/cloud-webhooks.ts';
 import { registerCloudWebhookRoutes } from './webhooks/cloud-webhook.routes.ts';
@@ -40,8 +41,8 @@ export interface CloudRouteDeps {
   controlPoints: ControlPointService;
   bundles: InputsBundleService;
   drive: DriveService;
-  /** The engines a start_processing request may choose (named in its OpenAPI description). */
-  engines: OfferedEngines;
+  /** The engines a start_processing request may choose (named in its OpenAPI description), and what they make. */
+  engines: EngineSet;
   extras: ProjectExtrasService;
   shareLinks: ShareLinkService;
 }
@@ -379,6 +380,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
     }
 
     registerCloudWebhookRoutes(scope, deps.webhooks);
+    registerCapabilitiesRoute(scope, deps.engines);
 
     const d = deps.drive;
     scope.get(

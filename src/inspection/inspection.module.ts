@@ -18,6 +18,7 @@ import { AuthService } from './auth/auth.service.ts';
 import { ShareTokenService, type ShareTokenLifetimes } from './auth/share-tokens.ts';
 import { CloudClient, type CloudScope } from './cloud-client/cloud-client.ts';
 import { handOverLegacyProjects } from './cloud-client/legacy-projects.ts';
+import { OutputAvailability } from './pipeline/output-availability.ts';
 import { AssetService } from './assets/asset.service.ts';
 import { AllowanceService } from './allowance/allowance.service.ts';
 import { InspectionService } from './inspections/inspection.service.ts';
@@ -105,6 +106,8 @@ export class InspectionModule {
   /** Access checks of inspections and assets, for every service. */
   readonly access: InspectionAccess;
   readonly cloud: CloudClient;
+  /** The outputs the cloud's engine cannot make, for the console (pipeline/output-availability.ts). */
+  readonly outputAvailability: OutputAvailability;
   readonly assets: AssetService;
   readonly allowance: AllowanceService;
   readonly inspections: InspectionService;
@@ -158,6 +161,8 @@ export class InspectionModule {
       // The cloud organization of an inspection's organization has its uuid (issue 30).
       organizationUuid: async (id) => (await this.db.selectFrom('inspection.organizations').select('uuid').where('id', '=', id).executeTakeFirstOrThrow()).uuid,
     });
+    // The capabilities are the cloud's, the same for every organization: read in the service's own.
+    this.outputAvailability = new OutputAvailability(() => this.cloud.as({ organization_id: null }).capabilities(), options.processingBackendEngines ?? {}, logger);
     // Layers: routes -> services -> the repository (SQL of the inspections table) and access checks.
     const rows = (this.inspectionRows = new InspectionRepository(this.db));
     const access = (this.access = new InspectionAccess(this.db, rows));
@@ -264,7 +269,7 @@ export class InspectionModule {
       shareTokens: this.shareTokens,
       webhooks: this.webhooks,
     });
-    if (webConsole) await registerConsole(app, webConsole);
+    if (webConsole) await registerConsole(app, { unavailableOutputs: () => this.outputAvailability.unavailableOptions(), ...webConsole });
     return app;
   }
 }

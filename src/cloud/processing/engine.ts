@@ -6,7 +6,7 @@ import type { ObjectStore } from '../../infra/storage/object-store.ts';
 import type { OutputCoordinateSystem } from '../coordinate-systems/crs.ts';
 import type { ReadableImage } from './input-analysis.ts';
 import type { Pipeline } from './pipelines.ts';
-import type { RequestedOutputs } from './requested-outputs.ts';
+import type { RequestableOutput, RequestedOutputs } from './requested-outputs.ts';
 
 /** Output names of CONTRACT.md section 3. */
 export type OutputType =
@@ -77,8 +77,18 @@ export interface EngineResult {
   notAvailable: { outputType: OutputType; reason: string }[];
 }
 
+/**
+ * Whether an engine can make a requestable output at all on this installation, whatever the photos
+ * (GET /project/api/v3/capabilities/, engine-capabilities.ts). `reason`: why not, in the words the
+ * engine's runs list the output `not available` with; `note`: what a made output still depends on.
+ */
+export type OutputCapability = { available: true; note: string | null } | { available: false; reason: string };
+export type OutputCapabilities = Readonly<Record<RequestableOutput, OutputCapability>>;
+
 export interface PhotogrammetryEngine {
   readonly name: string;
+  /** What it can make; known without running it (nor loading a lazily loaded engine's module). */
+  readonly capabilities: OutputCapabilities;
   run(input: EngineInput): Promise<EngineResult>;
 }
 

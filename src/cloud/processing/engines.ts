@@ -7,8 +7,10 @@
 // them (bench/README.md, "Session 18").
 import path from 'node:path';
 import type { Config } from '../../config.ts';
-import type { EngineInput, EngineResult, PhotogrammetryEngine } from './engine.ts';
+import type { EngineInput, EngineResult, OutputCapabilities, PhotogrammetryEngine } from './engine.ts';
 import { ExifEngine } from './exif-engine.ts';
+import { colmapCapabilities } from './colmap/colmap-capabilities.ts';
+import { NODEODM_CAPABILITIES } from './nodeodm/odm-options.ts';
 import type { ImageLimits } from '../../shared/images/image-limits.ts';
 
 /** Every engine this code base has. */
@@ -75,7 +77,7 @@ export function createEngine(name: string, options: { simulatedSeconds: number }
       return new ExifEngine(options.simulatedSeconds, options.imageLimits);
     case 'colmap': {
       const settings = { binary: options.colmapBinary, workDir: options.workDir ?? path.resolve('data', 'work'), timeLimitSeconds: options.timeLimitSeconds, imageMaxPixels: options.imageLimits?.maxPixels, dense: { enabled: options.colmapDense ?? true, maxImageSize: options.denseMaxImageSize } };
-      return lazyEngine('colmap', async () => new (await import('./colmap/colmap-engine.ts')).ColmapEngine(settings));
+      return lazyEngine('colmap', colmapCapabilities(settings.dense.enabled), async () => new (await import('./colmap/colmap-engine.ts')).ColmapEngine(settings));
     }
     case 'nodeodm': {
       if (!options.nodeodmUrl) throw new Error('The nodeodm engine needs NODEODM_URL (the NodeODM or ClusterODM base URL).');
@@ -87,18 +89,19 @@ export function createEngine(name: string, options: { simulatedSeconds: number }
         pollIntervalMs: (options.nodeodmPollSeconds ?? 5) * 1000,
         extraOptions: parseExtraOptions(options.nodeodmOptions),
       };
-      return lazyEngine('nodeodm', async () => new (await import('./nodeodm/nodeodm-engine.ts')).NodeOdmEngine(settings));
+      return lazyEngine('nodeodm', NODEODM_CAPABILITIES, async () => new (await import('./nodeodm/nodeodm-engine.ts')).NodeOdmEngine(settings));
     }
     default:
       throw new Error(`Unknown engine "${name}". Available: ${ENGINE_NAMES.join(', ')}.`);
   }
 }
 
-/** An engine whose module is imported when it first runs (as load-sharp.ts loads sharp). */
-function lazyEngine(name: string, load: () => Promise<PhotogrammetryEngine>): PhotogrammetryEngine {
+/** An engine whose module is imported when it first runs (as load-sharp.ts loads sharp); what it can make is known before. */
+function lazyEngine(name: string, capabilities: OutputCapabilities, load: () => Promise<PhotogrammetryEngine>): PhotogrammetryEngine {
   let loading: Promise<PhotogrammetryEngine> | undefined;
   return {
     name,
+    capabilities,
     async run(input: EngineInput): Promise<EngineResult> {
       loading ??= load();
       return (await loading).run(input);

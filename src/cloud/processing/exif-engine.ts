@@ -9,12 +9,14 @@ import { readImageBody } from '../../shared/images/bounded-read.ts';
 import { bytesRefusal, DEFAULT_IMAGE_LIMITS, type ImageLimits } from '../../shared/images/image-limits.ts';
 import { describeCrs, projectorFor } from '../coordinate-systems/crs.ts';
 import type { EngineInput, EngineResult, PhotogrammetryEngine } from './engine.ts';
+import { noneAvailable, unmakeableOutputs } from './engine-capabilities.ts';
 
-const NOT_RECONSTRUCTED = 'The exif engine does not reconstruct; use the colmap or nodeodm engine.';
 const THUMB_SIZE = 256;
 
 export class ExifEngine implements PhotogrammetryEngine {
   readonly name = 'exif';
+  /** Nothing of the four: its runs list them `not available` with this reason. */
+  readonly capabilities = noneAvailable('The exif engine does not reconstruct; use the colmap or nodeodm engine.');
 
   /**
    * @param simulatedSeconds least run time, a test knob like NodeODM's --test_seconds.
@@ -83,7 +85,7 @@ export class ExifEngine implements PhotogrammetryEngine {
         ...(thumb ? [{ outputType: 'project_thumb' as const, key: thumbKey }] : []),
       ],
       notAvailable: [
-        ...(['point_cloud', '3d_mesh_obj_zip', 'dsm', 'ortho_rgb'] as const).map((outputType) => ({ outputType, reason: NOT_RECONSTRUCTED })),
+        ...unmakeableOutputs(this.capabilities),
         ...(thumb ? [] : [{ outputType: 'project_thumb' as const, reason: 'The first image could not be decoded, or is over the image limits (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS).' }]),
       ],
     };

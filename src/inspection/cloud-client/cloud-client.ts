@@ -39,6 +39,18 @@ export interface CloudOutput {
   note?: string | null;
 }
 
+/** One engine's answer in the cloud's GET /project/api/v3/capabilities/ (docs/cloud-service.md, "Capabilities"). */
+export interface CloudEngineCapabilities {
+  engine: string;
+  /** point_cloud, mesh, dsm, ortho: whether the engine makes it at all, and if not why. */
+  outputs: Record<string, { available: boolean; reason: string | null } | undefined>;
+}
+
+/** The default engine's capabilities, and every offered engine's. */
+export interface CloudCapabilities extends CloudEngineCapabilities {
+  engines: CloudEngineCapabilities[];
+}
+
 export interface CloudClientOptions {
   baseUrl: () => string;
   clientId: string;
@@ -222,6 +234,11 @@ export class CloudScope {
       ...(options.engine ? { engine: options.engine } : {}),
       ...(options.outputs ? { outputs: options.outputs } : {}),
     });
+  }
+
+  /** What the cloud's engines can make (the same for every organization). */
+  capabilities(): Promise<CloudCapabilities> {
+    return this.call('GET', '/project/api/v3/capabilities/');
   }
 
   async outputs(projectId: number): Promise<CloudOutput[]> {

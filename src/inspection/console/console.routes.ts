@@ -2,8 +2,9 @@
 // The console uses the public API like any client; the one route added for it is
 // GET /v1/console/settings/, which hands the page what it cannot know from its static files: the
 // console's API key (which names the application, it authenticates nobody: docs/web-console.md),
-// the storage endpoint it uploads to, and the optional basemap. The same page is served at
-// `/share/<token>`, a share link: the console opens there as a read-only viewer, without sign-in.
+// the storage endpoint it uploads to, the optional basemap, and the processing options it
+// disables (this installation cannot act on them). The same page is served at `/share/<token>`,
+// a share link: the console opens there as a read-only viewer, without sign-in.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +22,8 @@ export interface ConsoleOptions {
   basemapUrl: string | undefined;
   /** The built console; absent folder: the settings route still answers, `/` says how to build. */
   distDir?: string;
+  /** The outputs the cloud's engine cannot make, with why (pipeline/output-availability.ts); never fails. */
+  unavailableOutputs?: () => Promise<Record<string, string>>;
 }
 
 export const CONSOLE_DIST_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../web/dist');
@@ -30,7 +33,9 @@ const ConsoleSettings = Type.Object(
     api_key: Type.String({ description: 'API key of the web console application (names the application; not a secret)' }),
     storage_url: Type.String({ description: 'S3 endpoint the console uploads to' }),
     basemap_url: Type.Union([Type.String(), Type.Null()], { description: 'Tile URL template of the map background; null: plain background' }),
-    unavailable_options: Type.Record(Type.String(), Type.String(), { description: 'Processing parameters this installation cannot act on, each with the reason; the console disables them' }),
+    unavailable_options: Type.Record(Type.String(), Type.String(), {
+      description: 'Processing parameters this installation cannot act on, each with the reason (roof_segmentation; generate_* and clip_point_cloud when the cloud\'s engine cannot make the output); the console disables them',
+    }),
   },
   { description: 'Settings of the web console. Not in the spec: the sign-in page needs an API key before any other call.' },
 );
@@ -41,7 +46,8 @@ export async function registerConsole(app: HttpServer, options: ConsoleOptions):
     { schema: { tags: ['console'], summary: 'Settings of the web console (open, no authentication)', response: { 200: ConsoleSettings } } },
     async (_request, reply) => {
       reply.header('Cache-Control', 'no-store');
-      return { api_key: options.apiKey, storage_url: options.storageUrl, basemap_url: options.basemapUrl ?? null, unavailable_options: UNAVAILABLE_PROCESSING_OPTIONS };
+      const unavailable = { ...UNAVAILABLE_PROCESSING_OPTIONS, ...(await options.unavailableOutputs?.()) };
+      return { api_key: options.apiKey, storage_url: options.storageUrl, basemap_url: options.basemapUrl ?? null, unavailable_options: unavailable };
     },
   );
 

@@ -12,11 +12,19 @@ export interface RequestedOutputs {
   ortho: boolean;
 }
 
+/** The processing parameter asking for each output. */
+export const OUTPUT_OPTIONS = {
+  point_cloud: 'generate_point_cloud',
+  mesh: 'generate_mesh',
+  dsm: 'generate_dsm',
+  ortho: 'generate_ortho',
+} as const satisfies Record<keyof RequestedOutputs, keyof ProcessingParameters>;
+
 export function requestedOutputsOf(parameters: ProcessingParameters): RequestedOutputs {
   return {
-    point_cloud: parameters.generate_point_cloud === true,
-    mesh: parameters.generate_mesh === true,
-    dsm: parameters.generate_dsm === true,
-    ortho: parameters.generate_ortho === true,
+    point_cloud: parameters[OUTPUT_OPTIONS.point_cloud] === true,
+    mesh: parameters[OUTPUT_OPTIONS.mesh] === true,
+    dsm: parameters[OUTPUT_OPTIONS.dsm] === true,
+    ortho: parameters[OUTPUT_OPTIONS.ortho] === true,
   };
 }

@@ -2,8 +2,8 @@
 // the reason the console shows beside the option it disables (GET /v1/console/settings/,
 // `unavailable_options`). roof_segmentation is stored and never read: no segmentation model ships.
 // detect_antennas is not here: the API refuses it outright (400) and the console does not offer it.
-// Outputs (mesh, DSM, orthophoto) are not here either: whether they can be made depends on the
-// cloud's engine, which lists the ones it did not make as `not available` with the reason.
+// Outputs (point cloud, mesh, DSM, orthophoto) are not here either: whether they can be made
+// depends on the cloud's engine, which says so (output-availability.ts adds them to the list).
 
 export const UNAVAILABLE_PROCESSING_OPTIONS: Readonly<Record<string, string>> = {
   roof_segmentation: 'Not available here: no roof segmentation model is installed.',

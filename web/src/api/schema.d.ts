@@ -2734,7 +2734,7 @@ export interface paths {
                             basemap_url: string | null;
                             /** @description S3 endpoint the console uploads to */
                             storage_url: string;
-                            /** @description Processing parameters this installation cannot act on, each with the reason; the console disables them */
+                            /** @description Processing parameters this installation cannot act on, each with the reason (roof_segmentation; generate_* and clip_point_cloud when the cloud's engine cannot make the output); the console disables them */
                             unavailable_options: {
                                 [key: string]: string;
                             };

@@ -28,6 +28,8 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
   const [radius, setRadius] = useState('');
   const [problem, setProblem] = useState<ApiProblem>();
   const [busy, setBusy] = useState(false);
+  // Options the installation cannot act on (GET /v1/console/settings/): off, disabled, and why.
+  const unavailableOptions = consoleSettings().unavailable_options ?? {};
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -35,7 +37,7 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
     if (inspection_date === undefined) return setProblem(new ApiProblem(400, { inspection_date: ['Enter a date and time, or leave it empty.'] }, undefined, 'Some fields need attention.'));
     setBusy(true);
     setProblem(undefined);
-    const processing_parameters = processingParameters(options, radius);
+    const processing_parameters = processingParameters(options, radius, unavailableOptions);
     try {
       const created = await unwrap(
         api.POST('/v1/inspections', {
@@ -83,8 +85,7 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
       <fieldset className="options">
         <legend>Processing parameters</legend>
         {OPTIONS.map(([key, label]) => {
-          // An option the installation cannot act on (GET /v1/console/settings/): off, disabled, and why.
-          const unavailable = consoleSettings().unavailable_options?.[key];
+          const unavailable = unavailableOptions[key];
           return (
             <label key={key} className="check">
               <input type="checkbox" checked={!unavailable && options[key]} disabled={Boolean(unavailable)} aria-describedby={unavailable ? `option-${key}-why` : undefined} onChange={(e) => setOptions({ ...options, [key]: e.target.checked })} /> {label}
@@ -96,7 +97,7 @@ export function InspectionForm({ assetId, onCreated, onCancel }: { assetId: numb
             </label>
           );
         })}
-        {options.clip_point_cloud && (
+        {options.clip_point_cloud && !unavailableOptions.clip_point_cloud && (
           <div className="option-wide">
             <Field label="Clipping radius (metres)" name="processing_parameters.clipping_radius" problem={problem} hint="Empty: the service's default">
               <input type="number" min={1} step={1} value={radius} onChange={(e) => setRadius(e.target.value)} />

@@ -60,13 +60,16 @@ export function defaultProcessingOptions(): Record<ProcessingOption, boolean> {
 }
 
 /**
- * `processing_parameters` of the create-inspection body: every option as a boolean, and
- * `clipping_radius` only when clipping is asked for and a radius given (empty: the service's
- * default). A radius that is not a number is sent as written, so the API names the field.
+ * `processing_parameters` of the create-inspection body: every option as a boolean, false for
+ * those the installation cannot act on (`unavailable`, the console settings' unavailable_options:
+ * the form shows them off and disabled, whatever their default), and `clipping_radius` only when
+ * clipping is asked for and a radius given (empty: the service's default). A radius that is not a
+ * number is sent as written, so the API names the field.
  */
-export function processingParameters(options: Record<ProcessingOption, boolean>, radius: string): Record<string, boolean | number | string> {
-  const parameters: Record<string, boolean | number | string> = { ...options };
+export function processingParameters(options: Record<ProcessingOption, boolean>, radius: string, unavailable: Readonly<Record<string, string>> = {}): Record<string, boolean | number | string> {
+  const parameters: Record<string, boolean | number | string> = {};
+  for (const key of PROCESSING_OPTIONS) parameters[key] = options[key] && !(key in unavailable);
   const raw = radius.trim();
-  if (options.clip_point_cloud && raw) parameters.clipping_radius = Number.isFinite(Number(raw)) ? Number(raw) : raw;
+  if (parameters.clip_point_cloud && raw) parameters.clipping_radius = Number.isFinite(Number(raw)) ? Number(raw) : raw;
   return parameters;
 }

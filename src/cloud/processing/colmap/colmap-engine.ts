@@ -28,7 +28,8 @@
 // (ENGINE_TIME_LIMIT_SECONDS) kills COLMAP: 10002; a cancel (input.signal) kills the running
 // command and rethrows the signal's reason.
 import { DEFAULT_IMAGE_LIMITS } from '../../../shared/images/image-limits.ts';
-import type { EngineInput, EngineResult, PhotogrammetryEngine, ProducedOutput } from '../engine.ts';
+import type { EngineInput, EngineResult, OutputCapabilities, PhotogrammetryEngine, ProducedOutput } from '../engine.ts';
+import { colmapCapabilities } from './colmap-capabilities.ts';
 import { downloadStage, type Downloaded } from './stages/download.ts';
 import { featuresStage, type Extracted } from './stages/features.ts';
 import { georegistrationStage, type Placement } from './stages/georegistration.ts';
@@ -75,10 +76,12 @@ export interface ColmapEngineOptions {
 
 export class ColmapEngine implements PhotogrammetryEngine {
   readonly name = 'colmap';
+  readonly capabilities: OutputCapabilities;
   private readonly binary: string;
 
   constructor(private readonly options: ColmapEngineOptions) {
     this.binary = options.binary || 'colmap';
+    this.capabilities = colmapCapabilities(options.dense?.enabled ?? false);
   }
 
   async run(input: EngineInput): Promise<EngineResult> {

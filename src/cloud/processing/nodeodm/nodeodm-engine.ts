@@ -35,7 +35,7 @@ import { StorageError } from '../../../infra/storage/object-store.ts';
 import { mapConcurrently } from '../../../shared/concurrency.ts';
 import { EngineError, type EngineInput, type EngineResult, type OutputType, type PhotogrammetryEngine, type ProducedOutput } from '../engine.ts';
 import { NodeOdmClient, NodeOdmRefusal, NodeOdmTransportError, TASK_STATUS, type NodeOdmInfo, type NodeOdmTaskInfo } from './nodeodm-client.ts';
-import { acceptedOptions, odmOptionsFor } from './odm-options.ts';
+import { acceptedOptions, NODEODM_CAPABILITIES, odmOptionsFor } from './odm-options.ts';
 import { calibratedFromOdm, parseShots } from './odm-results.ts';
 
 export interface NodeOdmEngineOptions {
@@ -70,6 +70,7 @@ const KEPT_FOR_CONVERSION = ['odm_report/shots.geojson', 'cameras.json', 'odm_re
 
 export class NodeOdmEngine implements PhotogrammetryEngine {
   readonly name = 'nodeodm';
+  readonly capabilities = NODEODM_CAPABILITIES;
   private readonly client: NodeOdmClient;
 
   constructor(private readonly options: NodeOdmEngineOptions) {

@@ -19,6 +19,10 @@
 // its `/options` are left out (and named in the processing log), so an older ODM still runs.
 import type { Pipeline } from '../pipelines.ts';
 import type { RequestedOutputs } from '../requested-outputs.ts';
+import { allAvailable } from '../engine-capabilities.ts';
+
+/** ODM makes all four outputs (engine-capabilities.ts); a run whose options skip one lists it with the reason. */
+export const NODEODM_CAPABILITIES = allAvailable();
 
 export function odmOptionsFor(pipeline: Pipeline, tags: readonly string[], extra: Record<string, unknown> = {}, requested: RequestedOutputs | null = null): Record<string, unknown> {
   const options: Record<string, unknown> = { dsm: true, 'auto-boundary': true };

@@ -40,11 +40,14 @@ export interface DensePlan {
   readonly leftOut: readonly { outputType: OutputType; reason: string }[];
 }
 
+/** Why a run with COLMAP_DENSE=off makes no mesh, DSM or orthomosaic (also the engine's capabilities, colmap-capabilities.ts). */
+export const DENSE_SWITCHED_OFF = 'The dense stages of the colmap engine are switched off on this installation (COLMAP_DENSE=off): only the sparse reconstruction is made.';
+
 /** The dense products of a run. */
 export function densePlan(requested: RequestedOutputs | null | undefined, settings: DenseSettings): DensePlan {
   const wanted = (key: keyof RequestedOutputs) => requested?.[key] !== false;
   if (!settings.enabled) {
-    const reason = 'The dense stages of the colmap engine are switched off on this installation (COLMAP_DENSE=off): only the sparse reconstruction is made.';
+    const reason = DENSE_SWITCHED_OFF;
     return { cloud: false, mesh: false, elevation: false, ortho: false, leftOut: (['3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb'] as const).map((outputType) => ({ outputType, reason })) };
   }
   const ortho = wanted('ortho');
