@@ -1,15 +1,19 @@
-// A project's share link (issue 30 §5): the token POST …/share_link/ mints opens GET project and
-// GET outputs with `?shareToken=` and no bearer token, as the real API's clients read a shared
-// project; never a write, another read, another project; revoked at once; stored hashed.
+// A project's share link (issue 30 §5): the token POST …/share_link/ mints opens GET project,
+// GET outputs and GET s3_credentials (read-only storage credentials, which download the outputs
+// with the AWS SDK and write nothing) with `?shareToken=` and no bearer token, as the real API's
+// clients read a shared project; never a write, another read, another project; revoked at once;
+// stored hashed.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { Writable } from 'node:stream';
 import { sql } from 'kysely';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createLogger } from '../src/system.ts';
 import { startTestSystem, type TestSystem } from './helpers/test-system.ts';
 import { cloudClient, settled, type CloudTestClient } from './helpers/cloud-api.ts';
 import { generateGeotaggedJpeg } from '../scripts/generate-demo-images.ts';
+import { s3Outcome } from './helpers/s3-outcome.ts';
 
 const P = '/project/api/v3/projects';
 
@@ -40,6 +44,10 @@ describe('cloud project share links', () => {
   };
   const newProject = (client = api, name = 'Shared') => client.call('POST', `${P}/`, { name }, { expect: 201 });
   const mint = (id: number, client = api) => client.call('POST', `${P}/${id}/share_link/`, undefined, { expect: 201 });
+  const s3With = (c: any) =>
+    new S3Client({ region: c.region, endpoint: c.endpoint_override, forcePathStyle: true, credentials: { accessKeyId: c.access_key, secretAccessKey: c.secret_key, sessionToken: c.session_token } });
+  /** Seconds from the credential record's server_time to its expiration. */
+  const lifetime = (c: any) => (Date.parse(c.expiration) - Date.parse(c.server_time)) / 1000;
 
   it('the token reads the project and its outputs without a bearer token, with and without the trailing slash, after processing too', async () => {
     const project = await newProject();
@@ -68,13 +76,115 @@ describe('cloud project share links', () => {
     assert.equal((await other.call('GET', `${P}/${project.id}/?shareToken=${link.share_token}`)).id, project.id);
   });
 
+  it("the token's storage credentials download the outputs and the photos with the AWS SDK, write nothing, and last an hour at most", async () => {
+    const project = await newProject();
+    const sibling = await newProject();
+    const jpeg = await generateGeotaggedJpeg({ latitude: 46.5, longitude: 6.5, altitude: 400, width: 96, height: 64 });
+    const photo = await api.put(project, 'a.jpg', jpeg);
+    const siblingPhoto = await api.put(sibling, 'b.jpg', jpeg);
+    await system.store.putObject(sibling.bucket_name, `results/${sibling.uuid}/run/report.pdf`, Buffer.from('report'));
+    await api.call('POST', `${P}/${project.id}/inputs/bulk_register/`, { input_file_keys: [photo] }, { expect: 200 });
+    await api.call('POST', `${P}/${project.id}/start_processing/`, undefined, { expect: 202 });
+    await api.waitFor(project.id, settled);
+    const { share_token: token } = await mint(project.id);
+    const output = (await anonymous('GET', `${P}/${project.id}/outputs/`, token)).body.outputs.find((o: any) => o.availability === 'done' && o.s3_key);
+    assert.ok(output, 'processing left an output to download');
+    console.log(`downloading ${output.output_type} (${output.s3_key}) with the share token's credentials`);
+
+    const answer = await anonymous('GET', `${P}/${project.id}/s3_credentials/`, token);
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const credentials = answer.body;
+    assert.equal(credentials.key, `${project.s3_base_path}/`);
+    assert.equal(credentials.bucket, output.s3_bucket);
+    assert.ok(lifetime(credentials) <= 3600, `share credentials last ${lifetime(credentials)} s`);
+    const owners = await api.call('GET', `${P}/${project.id}/s3_credentials/`, undefined, { expect: 200 });
+    assert.ok(lifetime(owners) > 3600, "the owner's keep STORAGE_CREDENTIALS_TTL");
+
+    const Bucket = credentials.bucket;
+    const expected = Buffer.concat(await (await system.store.getObject(Bucket, output.s3_key)).body.toArray());
+    const s3 = s3With(credentials);
+    try {
+      const downloaded = Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket, Key: output.s3_key }))).Body!.transformToByteArray());
+      assert.ok(downloaded.equals(expected), `${output.output_type} downloads`);
+      assert.equal((await s3.send(new HeadObjectCommand({ Bucket, Key: output.s3_key }))).ContentLength, expected.length);
+      const listed = await s3.send(new ListObjectsV2Command({ Bucket, Prefix: `results/${project.uuid}/` }));
+      assert.ok(listed.Contents?.some((o) => o.Key === output.s3_key), 'the results are listed');
+      // The photos too: the share shows the project, whose photos the inputs bundle hands out anyway.
+      assert.ok(Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket, Key: photo }))).Body!.transformToByteArray()).equals(jpeg));
+      // Another project: nothing.
+      assert.equal(await s3Outcome(s3.send(new GetObjectCommand({ Bucket, Key: siblingPhoto }))), 'AccessDenied', "another project's photo");
+      assert.equal(await s3Outcome(s3.send(new GetObjectCommand({ Bucket, Key: `results/${sibling.uuid}/run/report.pdf` }))), 'AccessDenied', "another project's results");
+
+      for (const [what, call] of [
+        ['PutObject in the prefix', new PutObjectCommand({ Bucket, Key: `${credentials.key}new.jpg`, Body: 'x' })],
+        ['PutObject over a photo', new PutObjectCommand({ Bucket, Key: photo, Body: 'x' })],
+        ['PutObject over an output', new PutObjectCommand({ Bucket, Key: output.s3_key, Body: 'x' })],
+        ['DeleteObject of an output', new DeleteObjectCommand({ Bucket, Key: output.s3_key })],
+        ['DeleteObject of a photo', new DeleteObjectCommand({ Bucket, Key: photo })],
+      ] as const) {
+        assert.equal(await s3Outcome(s3.send(call as never)), 'AccessDenied', what);
+      }
+    } finally {
+      s3.destroy();
+    }
+    assert.ok(Buffer.concat(await (await system.store.getObject(Bucket, output.s3_key)).body.toArray()).equals(expected), 'the output is untouched');
+    assert.equal((await system.store.headObject(Bucket, photo))?.size, jpeg.length, 'the photo is untouched');
+    assert.equal(await system.store.headObject(Bucket, `${credentials.key}new.jpg`), undefined, 'nothing was written');
+  });
+
+  it("s3_credentials with the token: another organization's bearer token (or a broken one) gets the read-only ones, the project's own its writable ones", async () => {
+    const project = await newProject();
+    const { share_token: token } = await mint(project.id);
+    const path = `${P}/${project.id}/s3_credentials/?shareToken=${token}`;
+    const write = async (credentials: any) => {
+      const s3 = s3With(credentials);
+      try {
+        return await s3Outcome(s3.send(new PutObjectCommand({ Bucket: credentials.bucket, Key: `${credentials.key}upload.jpg`, Body: 'x' })));
+      } finally {
+        s3.destroy();
+      }
+    };
+    assert.equal(await write(await other.call('GET', path, undefined, { expect: 200 })), 'AccessDenied', 'another organization: the share token decides');
+    assert.equal(await write(await api.call('GET', path, undefined, { expect: 200 })), 'ok', "the project's own client uploads as before");
+    const stale = await fetch(`${system.urls.cloud}${path}`, { headers: { authorization: 'Bearer not-a-token' } });
+    assert.equal(stale.status, 200, 'a bearer token that does not authenticate is ignored: the share token opens the read');
+    assert.equal(await write(await stale.json()), 'AccessDenied');
+  });
+
+  it('s3_credentials with a revoked token, another project\'s token or a deleted project\'s: 404', async () => {
+    const project = await newProject();
+    const sibling = await newProject();
+    const { share_token: token } = await mint(project.id);
+    const { share_token: siblingToken } = await mint(sibling.id);
+    const credentials = (id: number, t: string) => anonymous('GET', `${P}/${id}/s3_credentials/`, t);
+    assert.equal((await credentials(project.id, token)).status, 200);
+    for (const [id, t, what] of [
+      [project.id, siblingToken, "another project's token"],
+      [sibling.id, token, "another project's token"],
+      [project.id, 'wrong', 'a mistyped token'],
+    ] as const) {
+      const answer = await credentials(id, t);
+      assert.equal(answer.status, 404, what);
+      assert.equal(answer.body.code, 'not_found', what);
+    }
+
+    await api.call('DELETE', `${P}/${project.id}/share_link/`, undefined, { expect: 204 });
+    const revoked = await credentials(project.id, token);
+    assert.equal(revoked.status, 404, 'revoked');
+    assert.equal(revoked.body.code, 'not_found');
+    await api.call('GET', `${P}/${project.id}/s3_credentials/`, undefined, { expect: 200 });
+
+    assert.equal((await credentials(sibling.id, siblingToken)).status, 200);
+    await api.call('DELETE', `${P}/${sibling.id}/`, undefined, { expect: 204 });
+    assert.equal((await credentials(sibling.id, siblingToken)).status, 404, 'deleted project');
+  });
+
   it('opens nothing else: no write, no other read of the project, no other project, not the list', async () => {
     const project = await newProject();
     const sibling = await newProject();
     const foreign = await newProject(other, 'Foreign');
     const { share_token: token } = await mint(project.id);
     for (const [method, path, body] of [
-      ['GET', `${P}/${project.id}/s3_credentials/`],
       ['GET', `${P}/${project.id}/extras/`],
       ['GET', `${P}/${project.id}/share_link/`],
       ['GET', `${P}/${project.id}/gcp/`],

@@ -12,7 +12,7 @@ import { basicClientCredentials, oauthErrorBodies } from './auth/oauth-errors.ts
 import { requireScopeFor } from './auth/cloud-scopes.ts';
 import type { ProjectService } from './projects/project.service.ts';
 import type { ProjectExtrasService } from './projects/project-extras.ts';
-import { admitShareToken, type ShareGrant, type ShareLinkService } from './projects/share-links.ts';
+import { admitShareToken, ownOrganizationPrincipal, type ShareGrant, type ShareLinkService } from './projects/share-links.ts';
 import type { ProjectGroupService } from './project-groups/project-group.service.ts';
 import type { ControlPointService } from './control-points/control-point.service.ts';
 import type { InputsBundleService } from './bundles/inputs-bundle.ts';
@@ -89,12 +89,14 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
     scope.decorateRequest('cloudPrincipal', null as unknown as CloudPrincipal);
     scope.decorateRequest('shareGrant', null);
     scope.addHook('onRequest', async (request, reply) => {
-      request.shareGrant = (await admitShareToken(request, deps.shareLinks)) ?? null;
+      const grant = await admitShareToken(request, deps.shareLinks);
+      const own = grant && (await ownOrganizationPrincipal(request, grant, deps.oauth));
+      request.shareGrant = own ? null : (grant ?? null);
       if (request.shareGrant) {
         request.log = reply.log = request.log.child({ shareProjectId: request.shareGrant.shareProjectId, userAgent: request.headers['user-agent'] ?? null });
         return;
       }
-      request.cloudPrincipal = await deps.oauth.authenticate(request.headers.authorization);
+      request.cloudPrincipal = own || (await deps.oauth.authenticate(request.headers.authorization));
       // Clients name their software in User-Agent (cloud spec, "What the service does" 5): every
       // line logged about this request, "request completed" included, carries it.
       const log = request.log.child({ clientId: request.cloudPrincipal.clientId, userAgent: request.headers['user-agent'] ?? null });
@@ -172,8 +174,20 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
     );
     scope.get(
       '/project/api/v3/projects/:id/s3_credentials/',
-      { schema: { tags: ['uploads'], params: S.IdParams, response: { 200: S.StorageCredentials, ...errors } } },
-      async (request) => p.credentials(request.cloudPrincipal, request.params.id),
+      {
+        schema: {
+          tags: ['uploads'],
+          description:
+            'Temporary credentials writing under the project\'s prefix (`key`) and reading its results; a read-only token\'s only read. ' +
+            'Also with `?shareToken=` (the project\'s share link) and no bearer token, or one of another organization: read-only credentials ' +
+            '(GetObject, HeadObject, listing the prefix and the results; every write 403 AccessDenied), valid an hour at most. ' +
+            'A bearer token of the project\'s own organization gets its own credentials.',
+          params: S.IdParams,
+          querystring: S.ShareTokenQuery,
+          response: { 200: S.StorageCredentials, ...errors },
+        },
+      },
+      async (request) => p.credentials(request.shareGrant ?? request.cloudPrincipal, request.params.id),
     );
     scope.post(
       '/project/api/v3/projects/:id/inputs/bulk_register/',

@@ -17,11 +17,18 @@ import { resolveRequestedOutputs } from '../processing/requested-outputs.ts';
 import type { CloudJobs } from '../cloud.jobs.ts';
 import { checkUploadedKeys } from './uploaded-keys.ts';
 import type { ProjectExtrasService } from './project-extras.ts';
-import type { ProjectReader } from './share-links.ts';
+import { isShareGrant, type ProjectReader } from './share-links.ts';
 import { CrsDefinitionError, parseCoordinateSystem } from '../coordinate-systems/crs.ts';
 import { INPUT_ZIP, type InputsBundleService } from '../bundles/inputs-bundle.ts';
 import type { ControlPointService } from '../control-points/control-point.service.ts';
 import { envelope, isPaged, pageWindow, type Page, type PageRequest } from '../common/pagination.ts';
+
+/**
+ * The longest life of storage credentials given to a share link's holder: revoking the link stops
+ * new ones at once, but those already given work until they expire (nothing in them can be
+ * revoked), so this bounds how long a revoked holder keeps downloading.
+ */
+export const SHARE_CREDENTIALS_TTL_SECONDS = 3600;
 
 export interface ProjectServiceOptions {
   bucket: string;
@@ -145,15 +152,19 @@ export class ProjectService {
     await this.store.deletePrefix(project.bucket_name, projectPaths.results(project.uuid));
   }
 
-  async credentials(principal: CloudPrincipal, id: number) {
-    const project = await this.require(principal, id);
+  async credentials(reader: ProjectReader, id: number) {
+    const project = await this.require(reader, id);
     const prefix = `${project.s3_base_path}/`;
-    // Write under the uploads prefix (the record's `key`), or only read it with a read-only token;
-    // read the results, as the real API's clients do with an output's s3_key (docs/cloud-service.md,
-    // "Downloading outputs").
-    const c = await this.issuer.issue(project.bucket_name, prefix, this.options.credentialsTtlSeconds, {
+    // Write under the uploads prefix (the record's `key`), or only read it with a read-only token
+    // or the project's share token; read the results, as the real API's clients do with an
+    // output's s3_key (docs/cloud-service.md, "Downloading outputs"). The uploads folder stays the
+    // main prefix for a share holder too: it is what the storage endpoint checks is still live
+    // (isStoragePrefixLive), and the holder already downloads the photos in the inputs bundle.
+    const shared = isShareGrant(reader);
+    const ttl = shared ? Math.min(this.options.credentialsTtlSeconds, SHARE_CREDENTIALS_TTL_SECONDS) : this.options.credentialsTtlSeconds;
+    const c = await this.issuer.issue(project.bucket_name, prefix, ttl, {
       readOnlyPrefixes: [projectPaths.results(project.uuid)],
-      writable: mayWrite(principal),
+      writable: !shared && mayWrite(reader),
     });
     return {
       access_key: c.accessKeyId,
@@ -303,7 +314,7 @@ export class ProjectService {
 
   /** The project, read by a client of its organization or with its share token (share-links.ts); 404 otherwise. */
   async require(reader: ProjectReader, id: number): Promise<ProjectRow> {
-    if ('shareProjectId' in reader && reader.shareProjectId !== id) throw notFound('Project');
+    if (isShareGrant(reader) && reader.shareProjectId !== id) throw notFound('Project');
     const project = await this.projects.find(id, reader.organizationId);
     if (!project) throw notFound('Project');
     return project;

@@ -1,5 +1,6 @@
 // A project's share link (issue 30 §5): the real API's clients read a project shared with them
-// with `?shareToken=` on its reads (GET project, GET outputs). Here the project's organization
+// with `?shareToken=` on its reads (GET project, GET outputs, GET s3_credentials: read-only
+// storage credentials, project.service.ts credentials()). Here the project's organization
 // mints the token (POST …/share_link/, which replaces any earlier one), sees whether one is
 // active (GET) and revokes it (DELETE). The token opens only the reads of its own project, never a
 // write, never another project, and only while the project lives; it is stored as its SHA-256
@@ -10,8 +11,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { CloudTables } from '../cloud.tables.ts';
-import type { CloudPrincipal } from '../auth/oauth.service.ts';
-import { notFound } from '../../infra/http/errors.ts';
+import type { CloudPrincipal, OAuthService } from '../auth/oauth.service.ts';
+import { ApiError, notFound } from '../../infra/http/errors.ts';
 import { generateSecret, sha256Hex } from '../../infra/auth/secrets.ts';
 import type { ProjectRepository } from './project.repository.ts';
 
@@ -24,8 +25,18 @@ export interface ShareGrant {
 /** Who reads a project: a client with its bearer token, or the holder of the project's share token. */
 export type ProjectReader = CloudPrincipal | ShareGrant;
 
-/** The routes (GET) that `?shareToken=` opens. */
-export const SHARE_READABLE_ROUTES = new Set(['/project/api/v3/projects/:id/', '/project/api/v3/projects/:id/outputs/']);
+/** Whether the project is read with its share token rather than by a client of its organization. */
+export function isShareGrant(reader: ProjectReader): reader is ShareGrant {
+  return 'shareProjectId' in reader;
+}
+
+/** The routes (GET, HEAD) that `?shareToken=` opens. */
+export const SHARE_READABLE_ROUTES = new Set([
+  '/project/api/v3/projects/:id/',
+  '/project/api/v3/projects/:id/outputs/',
+  // Read-only credentials: the holder downloads the outputs with an S3 client, as the owner does.
+  '/project/api/v3/projects/:id/s3_credentials/',
+]);
 
 const MAX_TOKEN_LENGTH = 256;
 
@@ -110,6 +121,25 @@ export async function admitShareToken(request: FastifyRequest, links: ShareLinkS
   if (grant) return grant;
   if (request.headers.authorization) return undefined;
   throw notFound('Project');
+}
+
+/**
+ * The client of a request that carries a share token and also a bearer token of the project's
+ * own organization: that request is answered as the client's (its storage credentials write when
+ * its scope does), the share token serving everyone else. Undefined without a bearer token, with
+ * one of another organization, or with one that does not authenticate (ignored, as the share
+ * token alone opens the read).
+ */
+export async function ownOrganizationPrincipal(request: FastifyRequest, grant: ShareGrant, oauth: OAuthService): Promise<CloudPrincipal | undefined> {
+  if (!request.headers.authorization) return undefined;
+  let principal: CloudPrincipal;
+  try {
+    principal = await oauth.authenticate(request.headers.authorization);
+  } catch (err) {
+    if (err instanceof ApiError && err.statusCode === 401) return undefined;
+    throw err;
+  }
+  return principal.organizationId === grant.organizationId ? principal : undefined;
 }
 
 function canonicalId(value: unknown): number | undefined {
