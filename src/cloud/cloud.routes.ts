@@ -21,6 +21,9 @@ import { PageQuery, paginate } from './common/pagination.ts';
 import { requestPublicUrl } from '../infra/http/http-edge.ts';
 import type { EngineSet } from './processing/engines.ts';
 import { registerCapabilitiesRoute } from './processing/capabilities.routes.ts';
+import { registerProjectExtrasRoutes } from './projects/project-extras.routes.ts';
+import { registerControlPointRoutes } from './control-points/control-point.routes.ts';
+import { registerShareLinkRoutes } from './projects/share-link.routes.ts';
 import * as S from './cloud.schemas.ts';
 import type { CloudWebhookService } from './webhooks/cloud-webhooks.ts';
 import { registerCloudWebhookRoutes } from './webhooks/cloud-webhook.routes.ts';
@@ -47,7 +50,7 @@ export interface CloudRouteDeps {
   shareLinks: ShareLinkService;
 }
 
-const errors = { 400: S.FieldErrorsBody, 401: S.ErrorBody, 403: S.ErrorBody, 404: S.ErrorBody, 409: S.ErrorBody };
+const errors = S.ProjectRouteErrors;
 
 export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps): Promise<void> {
   // Token parameters and start_processing's tags may come as multipart form fields too.
@@ -224,64 +227,8 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       async (request) => p.outputs(request.shareGrant ?? request.cloudPrincipal, request.params.id),
     );
 
-    scope.post(
-      '/project/api/v3/projects/:id/extras/',
-      {
-        schema: {
-          tags: ['uploads'],
-          summary: 'Register extra files (a processing template, a GCP file...)',
-          description:
-            'Files uploaded under the project\'s prefix with its storage credentials, named by `file_key` (or `file_keys`, an extension), before processing starts (409 after). ' +
-            `The keys are checked as bulk_register checks images (under the prefix, present in storage: 400 otherwise), all or nothing; at most 100 extras per project. 201 with the project's extras.`,
-          params: S.IdParams,
-          body: S.RegisterExtrasBody,
-          response: { 201: S.ExtrasList, ...errors },
-        },
-      },
-      async (request, reply) => {
-        reply.status(201);
-        return deps.extras.register(request.cloudPrincipal, request.params.id, request.body);
-      },
-    );
-    scope.get(
-      '/project/api/v3/projects/:id/extras/',
-      { schema: { tags: ['uploads'], summary: 'Registered extra files', params: S.IdParams, response: { 200: S.ExtrasList, ...errors } } },
-      async (request) => deps.extras.list(request.cloudPrincipal.organizationId, request.params.id),
-    );
-
-    const links = deps.shareLinks;
-    const shareLinkPath = '/project/api/v3/projects/:id/share_link/';
-    scope.post(
-      shareLinkPath,
-      {
-        schema: {
-          tags: ['projects'],
-          summary: 'Mint the project\'s share token',
-          description:
-            'Its holder reads GET …/{id}/ and GET …/{id}/outputs/ with `?shareToken=` and no bearer token; nothing else, no other project. ' +
-            'A new token replaces the earlier one, which stops working. 201; the token is shown this once (stored hashed).',
-          params: S.IdParams,
-          response: { 201: S.ShareLink, ...errors },
-        },
-      },
-      async (request, reply) => {
-        reply.status(201);
-        return links.mint(request.cloudPrincipal, request.params.id);
-      },
-    );
-    scope.get(
-      shareLinkPath,
-      { schema: { tags: ['projects'], summary: 'Whether the project has a share token', params: S.IdParams, response: { 200: S.ShareLinkState, ...errors } } },
-      async (request) => links.state(request.cloudPrincipal, request.params.id),
-    );
-    scope.delete(
-      shareLinkPath,
-      { schema: { tags: ['projects'], summary: 'Revoke the project\'s share token (at once; 404 without one)', params: S.IdParams, response: { 204: Type.Null(), ...errors } } },
-      async (request, reply) => {
-        await links.revoke(request.cloudPrincipal, request.params.id);
-        return reply.status(204).send(null);
-      },
-    );
+    registerProjectExtrasRoutes(scope, deps.extras);
+    registerShareLinkRoutes(scope, deps.shareLinks);
 
     const b = deps.bundles;
     scope.post(
@@ -306,69 +253,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
       async (request) => b.get(request.cloudPrincipal, request.params.id),
     );
 
-    const cp = deps.controlPoints;
-    scope.post(
-      '/project/api/v3/projects/:id/gcp/register',
-      {
-        schema: {
-          tags: ['control points'],
-          description: 'Registers GCPs (after creation, before processing: 409 otherwise). Also served with a trailing slash. 201 with what was stored.',
-          params: S.IdParams,
-          body: S.GcpsBody,
-          response: { 201: S.GcpsResult, ...errors },
-        },
-      },
-      async (request, reply) => {
-        reply.status(201);
-        return cp.registerGcps(request.cloudPrincipal, request.params.id, request.body.gcps);
-      },
-    );
-    scope.post(
-      '/project/api/v3/projects/:id/mtp/',
-      {
-        schema: {
-          tags: ['control points'],
-          description: 'Registers manual tie points (after creation, before processing). 201 with what was stored.',
-          params: S.IdParams,
-          body: S.MtpsBody,
-          response: { 201: S.MtpsResult, ...errors },
-        },
-      },
-      async (request, reply) => {
-        reply.status(201);
-        return cp.registerMtps(request.cloudPrincipal, request.params.id, request.body.mtps);
-      },
-    );
-    scope.post(
-      '/project/api/v3/projects/:id/mark/register/',
-      {
-        schema: {
-          tags: ['control points'],
-          description: 'Registers marks of registered GCPs/MTPs in registered images, pixel coordinates inside the image. 201 with what was stored.',
-          params: S.IdParams,
-          body: S.MarksBody,
-          response: { 201: S.MarksResult, ...errors },
-        },
-      },
-      async (request, reply) => {
-        reply.status(201);
-        return cp.registerMarks(request.cloudPrincipal, request.params.id, request.body.marks);
-      },
-    );
-    for (const [path, field] of [
-      ['gcp', 'gcps'],
-      ['mtp', 'mtps'],
-      ['mark', 'marks'],
-    ] as const) {
-      scope.get(
-        `/project/api/v3/projects/:id/${path}/`,
-        { schema: { tags: ['control points'], summary: `Registered ${field}`, params: S.IdParams, response: { 200: Type.Pick(S.ControlPointsResult, [field]), ...errors } } },
-        async (request) => {
-          const all = await cp.list(request.cloudPrincipal, request.params.id);
-          return { [field]: all[field] } as never;
-        },
-      );
-    }
+    registerControlPointRoutes(scope, deps.controlPoints);
 
     const g = deps.groups;
     for (const path of ['/project/api/v3/project-groups/', '/project/api/v3/project_groups/']) {

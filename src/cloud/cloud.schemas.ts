@@ -7,6 +7,8 @@ export { IdParams };
 
 export const ErrorBody = Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true });
 export const FieldErrorsBody = Type.Record(Type.String(), Type.Unknown(), { description: 'Field name -> list of messages' });
+/** The error answers of the project routes (401 without a token, 403 a read-only token's write, 404 another organization's, 409 a state that forbids it). */
+export const ProjectRouteErrors = { 400: FieldErrorsBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
 export const TokenRequest = Type.Object({
   grant_type: Type.Optional(Type.String({ maxLength: LIMITS.code })),
@@ -345,30 +347,8 @@ export const PageEnvelope = <T extends TSchema>(item: T) =>
   Type.Object({ count: Type.Integer(), next: NullableString, previous: NullableString, results: Type.Array(item) });
 export const ListOf = <T extends TSchema>(item: T) => Type.Union([Type.Array(item), PageEnvelope(item)]);
 
-export const RegisterExtrasBody = Type.Object({
-  file_key: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.key, description: "Key of a file uploaded under the project's prefix (the real API's field)." })),
-  file_keys: Type.Optional(
-    Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.key }), { minItems: 1, maxItems: 100, description: 'Extension: several keys in one call, all or nothing.' }),
-  ),
-});
-export const ExtrasList = Type.Object({
-  extras: Type.Array(
-    Type.Object({
-      file_key: Type.String(),
-      size: Type.Integer({ description: 'Bytes, when registered.' }),
-      created_at: Type.String({ format: 'date-time' }),
-    }),
-  ),
-});
-
 export const ShareTokenQuery = Type.Object({
   shareToken: Type.Optional(
     Type.String({ maxLength: 256, description: "The project's share token (POST …/share_link/): reads the project without a bearer token (docs/cloud-service.md, \"Share links\")." }),
   ),
 });
-export const ShareLink = Type.Object({
-  share_token: Type.String({ description: 'Shown this once: only its hash is kept.' }),
-  share_url: Type.String({ description: 'The project\'s GET URL with ?shareToken=.' }),
-  created_at: Type.String({ format: 'date-time' }),
-});
-export const ShareLinkState = Type.Object({ enabled: Type.Boolean(), created_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) });
