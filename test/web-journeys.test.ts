@@ -382,8 +382,14 @@ describe('web console journeys', { skip: skipReason() }, () => {
     const measured = (await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/measurements/`)).results;
     assert.equal(measured.length, 1);
     assert.equal(measured[0].geometry.type, 'Point');
+    // The pick is the first surface under the cursor as the 3D view sees it; the annotation's point
+    // was found from its photo's viewpoint, and on a real (run-to-run different) reconstruction a
+    // nearer surface of the view can stand in front of it: CI once picked one 3.4 m away. So here
+    // the measured point is only held near the marker (a wrong offset or axis lands hundreds of
+    // metres off); that a pick lands exactly on the surface under the cursor is checked on a
+    // synthetic scene in web-3d-mesh.test.ts.
     const [mx, my, mz] = measured[0].geometry.coordinates;
-    assert.ok(Math.hypot(mx - annotation.coords_3d.x, my - annotation.coords_3d.y, mz - annotation.coords_3d.z) < 2, `picked ${measured[0].geometry.coordinates} near ${JSON.stringify(annotation.coords_3d)}`);
+    assert.ok(Math.hypot(mx - annotation.coords_3d.x, my - annotation.coords_3d.y, mz - annotation.coords_3d.z) < 5, `picked ${measured[0].geometry.coordinates} near ${JSON.stringify(annotation.coords_3d)}`);
     await page.getByRole('tab', { name: 'Measurements' }).click();
     await page.getByRole('cell', { name: 'Spalling position', exact: true }).waitFor();
     await w.screenshot('measurements');
