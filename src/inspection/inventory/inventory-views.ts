@@ -18,7 +18,7 @@
 //   system's axes: east, north, up for a projected system); `{}` without a base plate location.
 import type { PhotoCamera } from '../../shared/pointcloud/index.ts';
 import { projectPoint } from '../../shared/pointcloud/index.ts';
-import type { Vec3 } from './inventory-geometry.ts';
+import { dot, round, sub, type Vec3 } from './inventory-geometry.ts';
 
 export interface CalibratedPhoto {
   photoId: number;
@@ -57,16 +57,4 @@ export function itemViews(
         ? { x: round(face.centre[0] - basePlate.x, 3), y: round(face.centre[1] - basePlate.y, 3), z: round(face.centre[2] - basePlate.z, 3) }
         : {},
   };
-}
-
-function sub(a: readonly number[], b: readonly number[]): Vec3 {
-  return [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
-}
-
-function dot(a: readonly number[], b: readonly number[]): number {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-function round(value: number, digits: number): number {
-  return Number(value.toFixed(digits));
 }

@@ -8,16 +8,16 @@
 // bookkeeping (geometryOf); the maths is in inventory-geometry.ts and inventory-views.ts.
 // `number` is the inspection's largest plus one, handed out under the inspection row's lock.
 import type { Kysely } from 'kysely';
-import type { CameraRow, InspectionRow, InspectionTables, InventoryItemRow } from '../inspection.tables.ts';
+import type { InspectionRow, InspectionTables, InventoryItemRow } from '../inspection.tables.ts';
 import { CAMERA_COLUMNS } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
 import type { InspectionAccess } from '../auth/inspection-access.ts';
 import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import type { CameraCalibration, Reconstruction } from '../pipeline/reconstruction.ts';
-import { cameraFromCalibrated } from '../../shared/pointcloud/index.ts';
+import { cameraFromCalibrated, type PhotoCamera } from '../../shared/pointcloud/index.ts';
 import { projectorFrom } from '../../shared/geo/projection.ts';
 import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts';
-import { GeometryError, itemGeometry, type FaceCorners, type MarkedPhoto } from './inventory-geometry.ts';
+import { GeometryError, itemGeometry, round, type FaceCorners, type MarkedPhoto } from './inventory-geometry.ts';
 import { InventoryStatus } from './inventory-statuses.ts';
 import { itemViews, type CalibratedPhoto } from './inventory-views.ts';
 
@@ -286,14 +286,13 @@ export class InventoryService {
     }
     if (input.coords_2d === undefined) return {}; // marks unchanged: the geometry stands
     const cameras = await this.db.selectFrom('inspection.cameras').select(CAMERA_COLUMNS).where('inspection_id', '=', inspection.id).execute();
-    const byId = new Map<number, CameraRow>(cameras.map((c) => [c.id, c]));
-    const calibratedOf = (camera: CameraRow) => cameraFromCalibrated((camera.calibration as CameraCalibration | null) ?? { width: 0, height: 0 });
+    // Every calibrated camera, read once: the marked photos triangulate, all of them show the item (photo_projection).
+    const calibrated = new Map<number, PhotoCamera | null>(cameras.map((c) => [c.id, cameraFromCalibrated((c.calibration as CameraCalibration | null) ?? { width: 0, height: 0 })]));
     const marked: MarkedPhoto[] = photoIds.map((photoId) => {
-      const camera = byId.get(photoId);
-      if (!camera) throw new ValidationError({ coords_2d: { [String(photoId)]: [`${photoId} is not the photo_id of a camera of inspection ${inspection.id}.`] } });
-      const calibrated = calibratedOf(camera);
-      if (!calibrated) throw new ValidationError({ coords_2d: { [String(photoId)]: [`Photo ${photoId} has no calibrated camera (the inspection's reconstruction did not place it): mark the item on calibrated photos.`] } });
-      return { photoId, camera: calibrated, corners: marks[String(photoId)] as FaceCorners };
+      if (!calibrated.has(photoId)) throw new ValidationError({ coords_2d: { [String(photoId)]: [`${photoId} is not the photo_id of a camera of inspection ${inspection.id}.`] } });
+      const camera = calibrated.get(photoId);
+      if (!camera) throw new ValidationError({ coords_2d: { [String(photoId)]: [`Photo ${photoId} has no calibrated camera (the inspection's reconstruction did not place it): mark the item on calibrated photos.`] } });
+      return { photoId, camera, corners: marks[String(photoId)] as FaceCorners };
     });
     let g;
     try {
@@ -329,11 +328,8 @@ export class InventoryService {
       azimuth_reference: north.reference,
       north_convergence_deg: north.reference === AZIMUTH_REFERENCE ? null : round(north.convergence, 4),
     };
-    const calibrated = cameras.flatMap((c): CalibratedPhoto[] => {
-      const camera = calibratedOf(c);
-      return camera ? [{ photoId: c.id, camera }] : [];
-    });
-    const views = itemViews({ centre: g.centre, corners: g.corners, normal: g.normal }, calibrated, base);
+    const seeing = [...calibrated].flatMap(([photoId, camera]): CalibratedPhoto[] => (camera ? [{ photoId, camera }] : []));
+    const views = itemViews({ centre: g.centre, corners: g.corners, normal: g.normal }, seeing, base);
     return {
       coords_2d: JSON.stringify(marks),
       photo_id: photoIds[0],
@@ -364,8 +360,4 @@ export class InventoryService {
       .orderBy('number')
       .execute();
   }
-}
-
-function round(value: number, digits: number): number {
-  return Number(value.toFixed(digits));
 }
