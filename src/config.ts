@@ -6,6 +6,7 @@ import { ENGINE_NAMES } from './cloud/processing/engines.ts';
 import { DENSE_DEFAULT_MAX_IMAGE_SIZE } from './cloud/processing/colmap/stages/dense-plan.ts';
 import { defaultEngineName, findsExecutable, type ExecutableProbe } from './cloud/processing/engine-default.ts';
 import { DEFAULT_IMAGE_LIMITS } from './shared/images/image-limits.ts';
+import { PROCESSING_BACKENDS } from './inspection/pipeline/output-options.ts';
 
 export interface Config {
   /** Folder for the embedded database, the embedded object store, secrets and e-mails. */
@@ -259,7 +260,7 @@ class EnvReader {
     const map: Record<string, string> = {};
     for (const pair of this.list(name)) {
       const [backend, engine, extra] = pair.split('=').map((v) => v.trim());
-      if (!['mapper', 'vortex'].includes(backend) || !engine || extra !== undefined || !(ENGINE_NAMES as readonly string[]).includes(engine)) {
+      if (!(PROCESSING_BACKENDS as readonly string[]).includes(backend) || !engine || extra !== undefined || !(ENGINE_NAMES as readonly string[]).includes(engine)) {
         return this.fail(name, `"${pair}" is not <processing_backend>=<engine> with processing_backend mapper or vortex and engine one of ${ENGINE_NAMES.join(', ')}`, {});
       }
       map[backend] = engine;

@@ -5,6 +5,7 @@ import { Id, IdParams, Int, LIMITS, Num } from '../shared/schemas/limits.ts';
 import { InspectionDate } from './inspections/inspection-date.ts';
 import { PageQuery } from './http/lists.ts';
 import { Nullable } from './http/nullable.ts';
+import { PROCESSING_BACKENDS } from './pipeline/output-options.ts';
 import { Computation as InventoryComputation } from './inventory/inventory.schemas.ts';
 
 export { IdParams };
@@ -121,7 +122,7 @@ export const CreateInspectionBody = Type.Object({
   inspection_date: Type.Optional(InspectionDate),
   description: Type.Optional(NullableText),
   name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
-  processing_backend: Type.Optional(Type.Union([Type.Literal('mapper'), Type.Literal('vortex')])),
+  processing_backend: Type.Optional(Type.Union(PROCESSING_BACKENDS.map((b) => Type.Literal(b)))),
   app_source: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
 });
 

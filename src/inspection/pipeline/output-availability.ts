@@ -9,10 +9,7 @@
 // says what was not made and why.
 import type { Logger } from 'pino';
 import type { CloudCapabilities } from '../cloud-client/cloud-client.ts';
-import { OUTPUT_OPTIONS } from './output-options.ts';
-
-/** inspection.schemas.ts's processing_backend values. */
-const PROCESSING_BACKENDS = ['mapper', 'vortex'] as const;
+import { OUTPUT_OPTIONS, PROCESSING_BACKENDS } from './output-options.ts';
 
 /** Processing parameter -> why this installation cannot act on it. */
 export type UnavailableOptions = Record<string, string>;

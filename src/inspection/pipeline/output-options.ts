@@ -5,6 +5,9 @@
 // asked to make, as `not available` with the reason.
 import type { ProcessingParameters } from '../inspection.tables.ts';
 
+/** The spec's processing_backend values (the inspection schema, PROCESSING_BACKEND_ENGINES and the console's capabilities read them). */
+export const PROCESSING_BACKENDS = ['mapper', 'vortex'] as const;
+
 export interface RequestedOutputs {
   point_cloud: boolean;
   mesh: boolean;
