@@ -84,6 +84,25 @@ describe('cloud extras and processing templates', () => {
       assert.deepEqual((await api.call('GET', `${P}/${p.id}/extras/`, undefined, { expect: 200 })).extras, []);
     });
 
+    it('400 naming the key and the reason for "." and ".." segments, on extras and bulk_register alike (not the store\'s 500)', async () => {
+      const p = await project();
+      const base = p.s3_base_path;
+      const forms = [`${base}/a/../b.jpg`, `${base}/./a.jpg`, `${base}/a/.`, `${base}/..`, `${base}/../other/a.jpg`];
+      for (const key of forms) {
+        const reason = key.split('/').includes('..') ? /"\.\." segment/ : /"\." segment/;
+        const extras = await api.call('POST', `${P}/${p.id}/extras/`, { file_key: key }, { expect: 400 });
+        assert.ok(extras.file_key[0].includes(JSON.stringify(key)), extras.file_key[0]);
+        assert.match(extras.file_key[0], reason);
+        const bulk = await api.call('POST', `${P}/${p.id}/inputs/bulk_register/`, { input_file_keys: [key] }, { expect: 400 });
+        assert.ok(bulk.input_file_keys[0].includes(JSON.stringify(key)), bulk.input_file_keys[0]);
+        assert.match(bulk.input_file_keys[0], reason);
+      }
+      // A bare ".." is outside the prefix; percent-encoded dots are ordinary characters in a key (not found here).
+      assert.match((await api.call('POST', `${P}/${p.id}/extras/`, { file_key: '..' }, { expect: 400 })).file_key[0], /prefix/);
+      assert.match((await api.call('POST', `${P}/${p.id}/extras/`, { file_key: `${base}/%2E%2E/a.jpg` }, { expect: 400 })).file_key[0], /Not found in storage/);
+      assert.match((await api.call('POST', `${P}/${p.id}/inputs/bulk_register/`, { input_file_keys: [`${base}/.../a.jpg`] }, { expect: 400 })).input_file_keys[0], /Not found in storage/);
+    });
+
     it('400 for a body without a key, a key that is not a string, too many keys in one call', async () => {
       const p = await project();
       assert.match((await api.call('POST', `${P}/${p.id}/extras/`, {}, { expect: 400 })).file_key[0], /file_key/);
