@@ -5,7 +5,8 @@
 // key of the user's organization are never refused by others' failures, and any other address is
 // slowed (a wait that grows, capped), not refused, while the event loop serves other requests.
 // Username variants and X-Forwarded-For (TRUST_PROXY set, as the proxy reports it) still do not get
-// around the limits.
+// around the limits. Issue 40 §2: the organization's API key, which attackers may hold too, no
+// longer merges the attempts sent with it from every address into one origin.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
@@ -115,6 +116,40 @@ describe('login throttling: no lockout by others (issue 27, finding 6)', () => {
     const outsider = await system.newAccount();
     for (let i = 0; i < PER_ACCOUNT; i++) await login(outsider, `wrong-${i}`, proxy);
     assert.equal((await login(outsider, outsider.password, proxy, { apiKey: orgKey.key })).status, 429);
+  });
+
+  it('failures sent with the organization\'s API key from other addresses never refuse its member (issue 40 §2)', async () => {
+    // The organization's key is its applications': every member holds it, and so does whoever it
+    // leaked to. It used to stand for an origin of its own, so an attacker's failures sent with it,
+    // from any address, counted against the owner's attempts with it: 429 for the window.
+    const victim = await system.newAccount();
+    const orgKey = await system.inspection.accounts.createApiKey('organization app', victim.organizationId!);
+    const home = '198.51.100.4';
+    assert.equal((await login(victim, victim.password, home, { apiKey: orgKey.key })).status, 200);
+    // One address: more wrong passwords with the key than the account may fail from an origin.
+    for (let i = 0; i <= PER_ACCOUNT; i++) await login(victim, `wrong-one-${i}`, ATTACKERS[0], { apiKey: orgKey.key });
+    for (const apiKey of [orgKey.key, victim.apiKey]) {
+      const owner = await login(victim, victim.password, home, { apiKey });
+      assert.equal(owner.status, 200, `after one address's failures, the owner at home with ${apiKey === orgKey.key ? 'the organization\'s key' : 'a key of no organization'}: ${JSON.stringify(owner.body)}`);
+    }
+    // Five more addresses, each to its own limit, all with the key (half of the ten measured: the
+    // counters are the same, each login is a password hash).
+    await Promise.all(
+      ATTACKERS.slice(1, 6).map(async (from) => {
+        for (let i = 0; i < PER_ACCOUNT; i++) await login(victim, `wrong-${from}-${i}`, from, { apiKey: orgKey.key });
+      }),
+    );
+    for (const apiKey of [orgKey.key, victim.apiKey]) {
+      const owner = await login(victim, victim.password, home, { apiKey });
+      assert.equal(owner.status, 200, `after six addresses' failures, the owner at home with ${apiKey === orgKey.key ? 'the organization\'s key' : 'a key of no organization'}: ${JSON.stringify(owner.body)}`);
+    }
+    // The attackers' addresses are refused, the key makes no difference; the owner from an address
+    // never seen is slowed, not refused, even with the key.
+    const attacker = await login(victim, victim.password, ATTACKERS[1], { apiKey: orgKey.key });
+    assert.equal(attacker.status, 429);
+    const elsewhere = await login(victim, victim.password, '192.0.2.70', { apiKey: orgKey.key });
+    assert.equal(elsewhere.status, 200, JSON.stringify(elsewhere.body));
+    assert.ok(elsewhere.ms >= SLOWDOWN_MAX_MS - 50, `with the key from a new address, the attempt waited ${elsewhere.ms} ms: the key is no second factor`);
   });
 
   it('the cloud service\'s token call: a client\'s known address gets its token after failures from ten others', async () => {

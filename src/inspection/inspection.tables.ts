@@ -25,7 +25,7 @@ export interface InspectionTables {
     key_hash: string;
     created_at: Generated<Date>;
     revoked_at: Timestamp | null;
-    /** The organization whose applications hold the key (login-throttle.ts: its members are never locked out by others' failures); null: any application. */
+    /** The organization whose applications hold the key (login-throttle.ts: its members' attempts with it are counted apart at their address); null: any application. */
     organization_id: Generated<number | null>;
   };
   'inspection.allowance_types': { id: number; code: string; name: string };

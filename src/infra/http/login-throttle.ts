@@ -1,8 +1,8 @@
 // Brute-force throttling of a service's token call (issue 10; CONTRACT §1: 429 `throttled` with
 // Retry-After), on @fastify/rate-limit's counters. Each attempt comes from an *origin*: the client
-// address (an IPv6 address counts by its /64, as the per-address limit does), or, when the route
-// says a credential besides the password ties the request to the account (`vouch`: the inspection
-// service's API key of one of the user's organizations), that credential.
+// address (an IPv6 address counts by its /64, as the per-address limit does), split further, when
+// the route says a credential besides the password ties the request to the account (`vouch`: the
+// inspection service's API key of one of the user's organizations), by that credential.
 // - per origin: every attempt that reaches the credential check counts (a generous limit: it also
 //   bounds the password-hashing work one address can ask for); then 429;
 // - per account (username, client_id) and origin: failed attempts only (401); then that account's
@@ -14,9 +14,15 @@
 //   make, an attempt waits before its password is checked, 100 ms doubling with each further
 //   failure up to `slowdownMaxMs` (a timer: the event loop runs on), which bounds the rate of a
 //   distributed guess without refusing anyone. An attempt from an address that logged in to this
-//   account successfully in the last KNOWN_ADDRESS_DAYS, or a vouched one, does not wait.
-// So others' failures never refuse the account's owner: from their own address (or with their
-// organization's API key, whatever the address) the right password works.
+//   account successfully in the last KNOWN_ADDRESS_DAYS does not wait.
+// The rule: failures refuse only the origin they came from, so others' failures from other
+// addresses never refuse the account's owner: from an address they logged in from before the
+// right password works at once, from any other after the wait. Issue 40: a vouching credential
+// used to be an origin of its own, whatever the address; but an organization's API key is held by
+// every member and by whoever it leaked to, so an attacker's failures sent with it, from anywhere,
+// refused the owner's attempts with it (and spared the attacker the wait). Now it only tells apart,
+// at one address (a NAT, a proxy all clients share), the attempts that carry it from those that do
+// not, and it is no reason not to wait.
 // Attempts on one account from one origin are checked one after the other, so a burst of parallel
 // guesses cannot all pass the check before the first failure is counted; attempts from different
 // origins do not wait for each other. The counters and known addresses are in memory, per process.
@@ -42,8 +48,9 @@ export interface LoginRoute {
   account(request: FastifyRequest): string | undefined;
   /**
    * A credential of the request, besides the password, that ties it to `account` (a key naming it,
-   * e.g. `api-key:12`), or undefined. Such an attempt is counted under that credential, not its
-   * address, and never slowed.
+   * e.g. `api-key:12`), or undefined. Such an attempt is counted under its address and that
+   * credential together: apart from the address's other attempts, never merged with other
+   * addresses' (others may hold the credential too).
    */
   vouch?(request: FastifyRequest, account: string): Promise<string | undefined>;
 }
@@ -135,7 +142,7 @@ export async function throttleLogins(app: FastifyInstance, route: LoginRoute, li
   const checkAttempt = async (request: WithAttempt, reply: FastifyReply): Promise<void> => {
     const account = route.account(request);
     const voucher = account && route.vouch ? await route.vouch(request, account) : undefined;
-    if (voucher) request[kOrigin] = `vouched:${voucher}`;
+    if (voucher) request[kOrigin] = `address:${addressKey(request.ip)}\u0000vouched:${voucher}`;
     if (perOrigin) {
       const state = await perOrigin(request);
       if (!state.isAllowed && state.isExceeded) throw throttled(state.ttlInSeconds);
@@ -165,7 +172,7 @@ export async function throttleLogins(app: FastifyInstance, route: LoginRoute, li
       request[kAttempt] = undefined;
       throw throttled(state.ttlInSeconds);
     }
-    if (voucher || known.has(knownKey(account, request))) return;
+    if (known.has(knownKey(account, request))) return;
     const everywhere = await perAccountEverywhere(request, { increment: false });
     const failures = everywhere.isAllowed ? 0 : COUNT_ONLY - everywhere.remaining;
     const wait = slowdownMs(failures, limits.perAccount, slowdownMax);

@@ -32,8 +32,8 @@ export class AccountAdmin {
 
   /**
    * A new API key; the key itself is returned once and stored as a SHA-256. With an organization,
-   * the key is its applications': with it and the right password, its members log in however
-   * others' failures throttle their accounts (infra/http/login-throttle.ts).
+   * the key is its applications': its members' login attempts with it are counted apart from
+   * others' at the same address (infra/http/login-throttle.ts).
    */
   async createApiKey(name: string, organizationId: number | null = null): Promise<{ id: number; key: string }> {
     const key = generateSecret('oik');

@@ -121,8 +121,8 @@ export class AuthService {
   /**
    * For the login throttle (infra/http/login-throttle.ts): `api-key:<id>` when the request's API
    * key belongs to an organization `username` is a member of (admin create-api-key --org), else
-   * undefined. Such an attempt is counted apart from its address, so others' failures, from
-   * anywhere, never refuse a member who has the key and the password.
+   * undefined. Such an attempt is counted apart from its address's others (never merged with
+   * other addresses': every member holds the key, and so may an attacker).
    */
   async loginVoucher(headers: AuthHeaders, username: string): Promise<string | undefined> {
     const value = single(headers['x-api-key']);
