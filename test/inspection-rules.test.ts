@@ -152,6 +152,37 @@ describe('inspection rules', () => {
     assert.equal(forbidden.body.code, 'permission_denied');
   });
 
+  it('the token call honours a requested scope: cloud:read alone is read-only; an unknown scope is a 400 (issue 40 §8)', async () => {
+    const account = await system.newAccount();
+    const login = (scope?: string) => new InspectionClient({ baseUrl: system.urls.inspection, apiKey: account.apiKey }).request('POST', '/v1/auth/token/', { username: account.username, password: account.password, ...(scope === undefined ? {} : { scope }) });
+    const asClient = (token: string) => Object.assign(new InspectionClient({ baseUrl: system.urls.inspection, apiKey: account.apiKey }), { token });
+
+    const read = await login('cloud:read');
+    assert.equal(read.status, 200, JSON.stringify(read.body));
+    assert.equal(read.body.scope, 'cloud:read');
+    assert.equal(decodeJwt(read.body.api_token).scope, 'cloud:read');
+    const reader = asClient(read.body.api_token);
+    assert.equal((await reader.request('GET', '/v1/inspections/')).status, 200);
+    const write = await reader.request('POST', '/v1/assets/', { name: 'Mast', type: 9 });
+    assert.equal(write.status, 403, JSON.stringify(write.body)); // old code: the scope was dropped, 201
+    assert.equal(write.body.code, 'permission_denied');
+
+    // cloud:write (writing implies reading), the cloud's spelling, or no scope: both.
+    for (const scope of ['cloud:write', 'read:cloud write:cloud', 'cloud:read cloud:write', undefined]) {
+      const both = await login(scope);
+      assert.equal(both.status, 200, `${scope}: ${JSON.stringify(both.body)}`);
+      assert.equal(both.body.scope, 'cloud:read cloud:write', String(scope));
+    }
+    const writer = asClient((await login('cloud:write')).body.api_token);
+    assert.equal((await writer.request('POST', '/v1/assets/', { name: 'Mast', type: 9 })).status, 201);
+
+    for (const scope of ['admin', 'cloud:read cloud:admin', 'share:read']) {
+      const refused = await login(scope);
+      assert.equal(refused.status, 400, `${scope}: ${refused.status}`);
+      assert.match(refused.body.scope?.[0] ?? '', /Unknown scope .*cloud:read and cloud:write/, JSON.stringify(refused.body));
+    }
+  });
+
   it('a token lives at least its expires_in seconds, then is refused as expired', async () => {
     const short = await startTestSystem({ inspectionTokenTtl: 1 });
     try {

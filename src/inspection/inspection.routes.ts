@@ -70,7 +70,7 @@ export async function registerInspectionRoutes(app: HttpServer, deps: Inspection
   app.post(
     '/v1/auth/token/',
     { schema: { tags: ['auth'], headers: S.AuthHeaders, body: S.TokenBody, response: { 200: S.TokenResponse, ...errors } } },
-    async (request) => deps.auth.issueToken(request.headers, request.body.username, request.body.password),
+    async (request) => deps.auth.issueToken(request.headers, request.body.username, request.body.password, request.body.scope),
   );
 
   await app.register(async (plain) => {

@@ -25,8 +25,11 @@ export const AuthHeaders = Type.Object({
 export const TokenBody = Type.Object({
   username: Type.String({ minLength: 1, maxLength: LIMITS.name }),
   password: Type.String({ minLength: 1, maxLength: LIMITS.key }),
+  scope: Type.Optional(
+    Type.String({ maxLength: LIMITS.name, description: 'Space-separated: `cloud:read` alone makes a read-only token (GET only); `cloud:write` or no scope, both. Another value: 400.' }),
+  ),
 });
-export const TokenResponse = Type.Object({ api_token: Type.String(), expires_in: Type.Integer() });
+export const TokenResponse = Type.Object({ api_token: Type.String(), expires_in: Type.Integer(), scope: Type.String({ description: 'The scopes granted, space-separated.' }) });
 
 export const Profile = Type.Object(
   {

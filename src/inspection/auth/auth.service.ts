@@ -17,8 +17,7 @@ import { sha256Hex, verifyPassword } from '../../infra/auth/secrets.ts';
 import { TtlCache } from '../../infra/auth/ttl-cache.ts';
 import { authenticationFailed, invalidApiKey, notAuthenticated, permissionDenied, tokenExpired } from '../../infra/http/errors.ts';
 import { SHARE_SCOPE, SHAREABLE_READS, type ShareTokenService } from './share-tokens.ts';
-
-export const SCOPES = ['cloud:read', 'cloud:write'] as const;
+import { grantedScopes } from './token-scopes.ts';
 
 export interface AuthContext {
   /** The user acting; for a share token, the user who made it (who cannot act through it). */
@@ -139,20 +138,22 @@ export class AuthService {
     return key ? `api-key:${key.id}` : undefined;
   }
 
-  async issueToken(headers: AuthHeaders, username: string, password: string): Promise<{ api_token: string; expires_in: number }> {
+  /** `scope`: what the token is asked for (token-scopes.ts; absent: cloud:read and cloud:write). */
+  async issueToken(headers: AuthHeaders, username: string, password: string, scope?: string): Promise<{ api_token: string; expires_in: number; scope: string }> {
+    const scopes = grantedScopes(scope).join(' ');
     const apiKeyId = await this.requireApiKey(headers);
     const user = await this.db.selectFrom('inspection.users').select(['id', 'password_hash']).where('username', '=', username).executeTakeFirst();
     // Verify against a dummy hash for unknown users, so response time does not reveal which usernames exist.
     const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !ok) throw authenticationFailed('Unable to log in with the provided credentials.');
-    const api_token = await new SignJWT({ akid: apiKeyId, scope: SCOPES.join(' ') })
+    const api_token = await new SignJWT({ akid: apiKeyId, scope: scopes })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(String(user.id))
       .setIssuer(ISSUER)
       .setIssuedAt()
       .setExpirationTime(tokenExpiry(this.tokenTtlSeconds))
       .sign(this.signingKey);
-    return { api_token, expires_in: this.tokenTtlSeconds };
+    return { api_token, expires_in: this.tokenTtlSeconds, scope: scopes };
   }
 
   async authenticate(headers: AuthHeaders, target: AuthTarget): Promise<AuthContext> {
