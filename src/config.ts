@@ -118,6 +118,8 @@ export interface Config {
   httpMaxUnfinishedBodies: number;
   /** Connections each HTTP server of the services holds at once (unset: from the open-file limit; 0: no cap). */
   httpMaxConnections: number | undefined;
+  /** Connections each of them holds from one client address, TRUST_PROXY's proxies excepted (unset: a quarter of the above, at most 256; 0: no cap). */
+  httpMaxConnectionsPerAddress: number | undefined;
   /** Token calls (`/v1/auth/token/`, `/oauth2/token/`) per client address per window (0: no limit). */
   authRateLimitPerAddress: number;
   /** Failed token calls per username / client_id per window (0: no limit). */
@@ -381,11 +383,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, probe: Executab
     smtpUrl: v.url('SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: v.string('MAIL_FROM') ?? 'Open Inspection <noreply@localhost>',
     trustProxy: v.trustProxy('TRUST_PROXY'),
-    httpHeadersTimeoutSeconds: seconds('HTTP_HEADERS_TIMEOUT_SECONDS', 30, 1),
+    httpHeadersTimeoutSeconds: seconds('HTTP_HEADERS_TIMEOUT_SECONDS', 10, 1),
     httpRequestTimeoutSeconds: seconds('HTTP_REQUEST_TIMEOUT_SECONDS', 120),
     httpKeepAliveTimeoutSeconds: seconds('HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1),
     httpMaxUnfinishedBodies: v.int('HTTP_MAX_UNFINISHED_BODIES', 32),
     httpMaxConnections: v.optionalInt('HTTP_MAX_CONNECTIONS'),
+    httpMaxConnectionsPerAddress: v.optionalInt('HTTP_MAX_CONNECTIONS_PER_ADDRESS'),
     authRateLimitPerAddress: v.int('AUTH_RATE_LIMIT_PER_ADDRESS', 300),
     authRateLimitPerAccount: v.int('AUTH_RATE_LIMIT_PER_ACCOUNT', 10),
     authRateLimitWindowSeconds: seconds('AUTH_RATE_LIMIT_WINDOW_SECONDS', 300, 1),

@@ -6,12 +6,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { startEmbeddedS3, type EmbeddedS3 } from '../src/infra/storage/embedded-s3.ts';
-import { openFileLimit } from '../src/infra/http/connection-limits.ts';
+import { defaultConnectionCaps, openFileLimit, trustedProxies } from '../src/infra/http/connection-limits.ts';
 import { Sha256 } from '../src/infra/storage/sigv4-common.ts';
 import { openIdleConnections, type Flood } from './helpers/connection-flood.ts';
 import { waitFor } from './helpers/inspection-fixtures.ts';
@@ -145,6 +146,81 @@ describe('the API servers cap their connections too (HTTP_MAX_CONNECTIONS)', () 
       await crowd.end();
     }
     await waitFor('the inspection API to answer again', async () => (await fetch(`${system.urls.inspection}/v1/openapi.json`).catch(() => undefined))?.status === 200, 10_000);
+  });
+});
+
+/** A GET on a connection of its own from `localAddress`: its status (or error code) and how long it took, ms. */
+function timedGet(url: string, localAddress: string): Promise<{ status: number | string; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const request = http.get(url, { agent: false, localAddress, timeout: 30_000 }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, ms: performance.now() - started }));
+    });
+    request.on('timeout', () => request.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
+    request.on('error', (err: NodeJS.ErrnoException) => resolve({ status: err.code ?? 'error', ms: performance.now() - started }));
+  });
+}
+
+describe('the API servers cap connections per address, a trusted proxy excepted (issue 40 §4)', () => {
+  // Measured on main: 2,048 idle connections from one address, each with an unfinished request,
+  // took the inspection API's whole cap and every other client was reset for ~30 s (the headers
+  // timeout). Here the cap is 64, 8 per address; the headers timeout is left at its default.
+  const PER_ADDRESS = 8;
+  const FLOOD = 200;
+  let system: TestSystem;
+  const floods: Flood[] = [];
+  before(async () => {
+    system = await startTestSystem({ httpMaxConnections: 64, httpMaxConnectionsPerAddress: PER_ADDRESS, trustProxy: ['127.0.0.3'] });
+  });
+  after(async () => {
+    for (const flood of floods) await flood.end();
+    await system?.stop();
+  });
+
+  it('which peers count as trusted proxies, and the default caps', () => {
+    assert.equal(trustedProxies(false), undefined);
+    assert.equal(trustedProxies(true)?.('192.0.2.1'), true, 'true: any peer may be the proxy');
+    assert.equal(trustedProxies(1)?.('192.0.2.1'), true, 'a number of hops: likewise');
+    const listed = trustedProxies(['10.0.0.0/8', '192.0.2.7', 'fd00::/8'])!;
+    assert.deepEqual(
+      ['10.1.2.3', '::ffff:10.1.2.3', '192.0.2.7', '192.0.2.8', 'fd12::1', '2001:db8::1', '127.0.0.1'].map(listed),
+      [true, true, true, false, true, false, false],
+    );
+    assert.deepEqual(defaultConnectionCaps(1024), { ...defaultConnectionCaps(1024), api: 128, apiPerAddress: 32 });
+    assert.equal(defaultConnectionCaps(1 << 20).apiPerAddress, 256);
+  });
+
+  it('one address floods with unfinished requests: it holds its share, others are served, a trusted proxy is not capped, the timeout closes the rest', async () => {
+    const port = Number(new URL(system.urls.inspection).port);
+    const flood = await openIdleConnections(port, FLOOD, { addresses: 1 });
+    floods.push(flood);
+    for (const socket of flood.open()) socket.write('GET /v1/inspections/ HTTP/1.1\r\nHost: 127.0.0.1\r\n'); // no blank line: unfinished
+    await flood.closedCount(FLOOD - PER_ADDRESS, 5_000); // old code: the first 64 held, every later client refused
+    assert.equal(flood.open().length, PER_ADDRESS);
+
+    // Another client, a new connection per call, during the flood.
+    const calls = [];
+    for (let i = 0; i < 100; i++) calls.push(await timedGet(`${system.urls.inspection}/v1/inspections/`, '127.0.0.2'));
+    assert.deepEqual([...new Set(calls.map((c) => c.status))], [401], 'every call answered (no key: 401)');
+    const sorted = calls.map((c) => c.ms).sort((a, b) => a - b);
+    console.log(`inspection API during a flood of ${FLOOD} idle connections from one address (${PER_ADDRESS} held): p50 ${sorted[49].toFixed(1)} ms, p99 ${sorted[98].toFixed(1)} ms over ${calls.length} calls, each on a new connection`);
+
+    // The cloud API has the same cap.
+    const cloud = await openIdleConnections(Number(new URL(system.urls.cloud).port), 20, { firstAddress: 4 });
+    floods.push(cloud);
+    await cloud.closedCount(20 - PER_ADDRESS, 5_000);
+    assert.equal((await timedGet(`${system.urls.cloud}/project/api/v3/openapi.json`, '127.0.0.2')).status, 200);
+
+    // The proxy TRUST_PROXY names carries every client's connections: more than the cap per address, all served.
+    const proxy = await openIdleConnections(port, 3 * PER_ADDRESS, { firstAddress: 3 });
+    floods.push(proxy);
+    const answers = await Promise.all(proxy.sockets.map((socket) => exchange(socket, 'GET /v1/nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')));
+    assert.deepEqual([...new Set(answers.map((a) => a.split('\r\n')[0]))], ['HTTP/1.1 404 Not Found']);
+
+    // The connections held with unfinished requests are closed by the headers timeout (10 s, checked
+    // every 2.5 s; old default: 30 s).
+    await flood.closedCount(FLOOD, 20_000);
   });
 });
 

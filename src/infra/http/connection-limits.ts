@@ -2,11 +2,14 @@
 // process (inspection, cloud, embedded S3) share one process and so one limit of open file
 // descriptors: 19,950 idle connections to the S3 port took the process to that limit, and from
 // then on the API servers reset every connection. So each server holds at most a number of
-// connections (one more is closed at once, before a byte is read), the S3 endpoint also at most a
-// number per client address, and the defaults are fractions of the open-file limit read at start,
-// which leaves room for the other servers, the database, and the files requests read and write.
-// (Timeouts close the connections that do hold a slot but send nothing: see startS3Server and
-// http-edge.ts.)
+// connections (one more is closed at once, before a byte is read), and at most a number per client
+// address, and the defaults are fractions of the open-file limit read at start, which leaves room
+// for the other servers, the database, and the files requests read and write. Issue 40 §4: the API
+// servers had no cap per address, and 2,048 idle connections from one address (each with an
+// unfinished request) took the whole cap, so every other client was reset for the headers
+// timeout. A proxy that TRUST_PROXY names is no one client: its connections are not capped per
+// address (`exempt`). (Timeouts close the connections that do hold a slot but send nothing: see
+// startS3Server and http-edge.ts.)
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -21,6 +24,8 @@ export interface ConnectionCaps {
   max: number;
   /** Connections held at once from one client address, an IPv6 /64 counting as one (0: no cap). */
   perAddress?: number;
+  /** Addresses not capped per address (trusted proxies: trustedProxies()); the global cap still holds. */
+  exempt?: (address: string) => boolean;
 }
 
 /**
@@ -52,9 +57,11 @@ const UNKNOWN_LIMIT = 1024;
 
 export interface DefaultConnectionCaps {
   /** The S3 endpoint. */
-  storage: Required<ConnectionCaps>;
+  storage: Required<Pick<ConnectionCaps, 'max' | 'perAddress'>>;
   /** Each API server (inspection, cloud). */
   api: number;
+  /** Each API server, from one client address. */
+  apiPerAddress: number;
   /** The limit they were derived from. */
   openFiles: number | undefined;
 }
@@ -72,7 +79,11 @@ export function defaultConnectionCaps(openFiles: number | undefined = openFileLi
   // One address may take a quarter of the endpoint: aws-cli runs 10 requests at once, rclone 16,
   // the console 4 per upload, and an office behind one NAT address has several such clients.
   const perAddress = Math.max(1, Math.min(128, Math.floor(storage / 4)));
-  return { storage: { max: storage, perAddress }, api: Math.max(1, Math.min(2048, Math.floor(budget / 8))), openFiles };
+  const api = Math.max(1, Math.min(2048, Math.floor(budget / 8)));
+  // A browser holds 6 connections to a host, a script a few: a quarter of the server's, as on the
+  // S3 endpoint, at most 256 (an office of dozens behind one NAT address), leaves the rest to others.
+  const apiPerAddress = Math.max(1, Math.min(256, Math.floor(api / 4)));
+  return { storage: { max: storage, perAddress }, api, apiPerAddress, openFiles };
 }
 
 /**
@@ -102,6 +113,7 @@ export function limitConnections(server: net.Server, caps: ConnectionCaps, logge
   if (!perAddress) return;
   const held = new Map<string, number>();
   server.on('connection', (socket: net.Socket) => {
+    if (caps.exempt?.(socket.remoteAddress ?? '')) return;
     const group = addressGroup(socket.remoteAddress ?? '');
     const count = held.get(group) ?? 0;
     if (count >= perAddress) {
@@ -142,6 +154,34 @@ export function addressGroup(address: string): string {
 }
 
 /**
+ * The addresses whose connections are a trusted proxy's (Fastify's `trustProxy`, TRUST_PROXY), as
+ * a test for `ConnectionCaps.exempt`: every address for `true` or a number of hops (every peer may
+ * be the proxy: name the proxies to keep the cap for direct clients), the listed addresses and
+ * CIDRs for a list (an IPv4 entry also matches its IPv4-mapped IPv6 form), none for false.
+ */
+export function trustedProxies(trustProxy: boolean | number | string | string[] | undefined): ((address: string) => boolean) | undefined {
+  if (trustProxy === true || (typeof trustProxy === 'number' && trustProxy > 0)) return () => true;
+  const items = typeof trustProxy === 'string' ? trustProxy.split(',') : Array.isArray(trustProxy) ? trustProxy : [];
+  const list = new net.BlockList();
+  let entries = 0;
+  for (const item of items.map((x) => x.trim())) {
+    const [address, prefix] = item.split('/');
+    const type = net.isIPv6(address) ? 'ipv6' : net.isIPv4(address) ? 'ipv4' : undefined;
+    if (!type) continue; // not an address: Fastify refuses it at start
+    if (prefix === undefined) list.addAddress(address, type);
+    else list.addSubnet(address, Number(prefix), type);
+    entries++;
+  }
+  if (entries === 0) return undefined;
+  return (address) => {
+    const bare = address.split('%')[0];
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+    if (mapped) return list.check(mapped[1], 'ipv4');
+    return net.isIPv6(bare) ? list.check(bare, 'ipv6') : net.isIPv4(bare) && list.check(bare, 'ipv4');
+  };
+}
+
+/**
  * How often Node looks for connections past their headers (or request) timeout: by default every
  * 30 s, so a 10 s limit held a silent connection up to 40 s. A quarter of the shortest limit keeps
  * it within a quarter of its value (between 250 ms and 5 s).
@@ -155,6 +195,6 @@ export function checkingIntervalMs(headersTimeoutMs: number, requestTimeoutMs = 
 export function storageConnectionCaps(
   configured: { storageMaxConnections: number | undefined; storageMaxConnectionsPerAddress: number | undefined },
   defaults: DefaultConnectionCaps = defaultConnectionCaps(),
-): Required<ConnectionCaps> {
+): Required<Pick<ConnectionCaps, 'max' | 'perAddress'>> {
   return { max: configured.storageMaxConnections ?? defaults.storage.max, perAddress: configured.storageMaxConnectionsPerAddress ?? defaults.storage.perAddress };
 }

@@ -22,18 +22,22 @@ export interface HttpEdgeOptions {
   maxUnfinishedBodies?: number;
   /** Connections held at once; one more is closed at once (connection-limits.ts; 0 or unset: no cap). */
   maxConnections?: number;
+  /** Connections held at once from one client address, trusted proxies excepted (0 or unset: no cap). */
+  maxConnectionsPerAddress?: number;
   /** Throttling of the service's token call (login-throttle.ts). */
   loginRateLimit?: LoginRateLimit;
 }
 
 export function edgeOptionsFrom(config: Config): Omit<HttpEdgeOptions, 'publicUrl'> {
+  const defaults = defaultConnectionCaps();
   return {
     trustProxy: config.trustProxy,
     headersTimeoutSeconds: config.httpHeadersTimeoutSeconds,
     requestTimeoutSeconds: config.httpRequestTimeoutSeconds,
     keepAliveTimeoutSeconds: config.httpKeepAliveTimeoutSeconds,
     maxUnfinishedBodies: config.httpMaxUnfinishedBodies,
-    maxConnections: config.httpMaxConnections ?? defaultConnectionCaps().api,
+    maxConnections: config.httpMaxConnections ?? defaults.api,
+    maxConnectionsPerAddress: config.httpMaxConnectionsPerAddress ?? defaults.apiPerAddress,
     loginRateLimit: {
       perAddress: config.authRateLimitPerAddress,
       perAccount: config.authRateLimitPerAccount,
@@ -48,8 +52,10 @@ export function serverTimeouts(edge: HttpEdgeOptions): Pick<FastifyServerOptions
   http: { headersTimeout: number; connectionsCheckingInterval: number };
 } {
   const request = (edge.requestTimeoutSeconds ?? 120) * 1000;
-  // Node wants headersTimeout <= requestTimeout.
-  const headers = Math.min((edge.headersTimeoutSeconds ?? 30) * 1000, request || Infinity);
+  // Node wants headersTimeout <= requestTimeout. The headers timeout also closes a connection that
+  // sends nothing at all (it runs from the connection's start): 10 s, as on the S3 endpoint (issue
+  // 40 §4: at 30 s, a crowd of such connections held its slots three times as long).
+  const headers = Math.min((edge.headersTimeoutSeconds ?? 10) * 1000, request || Infinity);
   return {
     requestTimeout: request,
     keepAliveTimeout: (edge.keepAliveTimeoutSeconds ?? 5) * 1000,

@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import { addFieldError, ApiError, type FieldErrors } from './errors.ts';
 import { capUnfinishedBodies, serverTimeouts, type HttpEdgeOptions } from './http-edge.ts';
-import { limitConnections } from './connection-limits.ts';
+import { limitConnections, trustedProxies } from './connection-limits.ts';
 import { trackRouteMethods } from './method-not-allowed.ts';
 import { throttleLogins, type LoginRoute } from './login-throttle.ts';
 import { registerInputGuards } from './input-guards.ts';
@@ -56,9 +56,13 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     childLoggerFactory: lazyRequestLogger, // request.log made on its first line (request-logger.ts)
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // Connections beyond the cap are closed at once: a crowd of idle ones cannot take the process's
-  // descriptors (connection-limits.ts). No cap per address: behind a proxy every client has its address.
-  if (edge.maxConnections) limitConnections(app.server, { max: edge.maxConnections }, options.logger, options.title);
+  // Connections beyond the caps, in all and from one address, are closed at once: a crowd of idle
+  // ones cannot take the process's descriptors, nor one address every slot (connection-limits.ts).
+  // A proxy TRUST_PROXY trusts carries every client's connections: not capped per address.
+  if (edge.maxConnections || edge.maxConnectionsPerAddress) {
+    const caps = { max: edge.maxConnections ?? 0, perAddress: edge.maxConnectionsPerAddress, exempt: trustedProxies(edge.trustProxy) };
+    limitConnections(app.server, caps, options.logger, options.title);
+  }
   registerInputGuards(app); // canonical path ids (else 404), no NUL/lone surrogates (400)
   if (edge.publicUrl) app.decorate('publicUrl', edge.publicUrl);
   const allowedMethods = trackRouteMethods(app);
