@@ -14,12 +14,11 @@ export function chromiumMissingReason(): string | undefined {
 }
 
 /**
- * Why a browser test file skips, or undefined to run it: the browser tests run once, in CI's PGlite
- * pass (not again with DATABASE_URL); without Chromium (or what `alsoMissing` names, e.g. a
- * dataset or a system tool) they skip with the reason printed, but fail under CI=true.
+ * Why a browser test file skips, or undefined to run it: without Chromium (or what `alsoMissing`
+ * names, e.g. a dataset or a system tool) they skip with the reason printed, but fail under
+ * CI=true. (They run once, in the PGlite pass: test/test-passes.ts.)
  */
 export function browserTestSkipReason(alsoMissing?: () => string | undefined): string | undefined {
-  if (process.env.DATABASE_URL) return 'the browser tests run once, on the embedded database (CI runs them in its PGlite pass)';
   const missing = chromiumMissingReason() ?? alsoMissing?.();
   if (missing && process.env.CI === 'true') throw new Error(`${missing}; CI must install it`);
   if (missing) console.log(`# skipped: ${missing}`);

@@ -10,6 +10,8 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { startSystem, type System } from '../../src/system.ts';
 import { InspectionClient } from '../../src/sdk/inspection-client.ts';
 import { openDatabase, type Database } from '../../src/infra/database/database.ts';
+import { PGLITE_FOLDER } from '../../src/infra/data-dir.ts';
+import { pgliteTemplate, postgresTemplate } from './database-template.ts';
 
 export interface TestSystem extends System {
   dataDir: string;
@@ -27,14 +29,18 @@ export interface TestAccount {
   userId: number;
 }
 
-/** A fresh PostgreSQL database when DATABASE_URL is set; undefined on PGlite. */
-export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+/**
+ * A fresh PostgreSQL database when DATABASE_URL is set; undefined on PGlite. `migrated`: a copy of
+ * the migrated template (database-template.ts), as a test system starts from; else empty.
+ */
+export async function freshDatabaseUrl(options: { migrated?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> } | undefined> {
   const base = process.env.DATABASE_URL;
   if (!base) return undefined;
   const name = `t_${crypto.randomBytes(6).toString('hex')}`;
+  const template = options.migrated ? await postgresTemplate(base) : undefined;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
-  await admin.query(`create database ${name}`);
+  await admin.query(`create database ${name}${template ? ` template ${template}` : ''}`);
   await admin.end();
   const url = new URL(base);
   url.pathname = `/${name}`;
@@ -100,7 +106,9 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
 /** `logger`: where the system logs (tests that read the logs); default pino to stdout at TEST_LOG_LEVEL. */
 export async function startTestSystem(overrides: Partial<Config> = {}, logger?: pino.Logger): Promise<TestSystem> {
   const dataDir = tempDir();
-  const database = await freshDatabaseUrl();
+  const database = await freshDatabaseUrl({ migrated: true });
+  // On PGlite the system opens DATA_DIR/pglite: a copy of the migrated template, not a new initdb.
+  if (!database) fs.cpSync(await pgliteTemplate(), path.join(dataDir, PGLITE_FOLDER), { recursive: true });
   const config = testConfig(dataDir, { databaseUrl: database?.url, ...overrides });
   const system = await startSystem(config, 'serve', logger ?? pino({ level: config.logLevel }));
   let accounts = 0;
