@@ -15,6 +15,7 @@ import { startEmbeddedS3, type EmbeddedS3 } from './infra/storage/embedded-s3.ts
 import { withLoopbackAliases } from './infra/storage/s3-cors.ts';
 import { storageConnectionCaps } from './infra/http/connection-limits.ts';
 import { EmbeddedCredentialIssuer } from './infra/storage/embedded-credentials.ts';
+import { RevokedCredentials } from './infra/storage/revoked-credentials.ts';
 import { LocalDiskObjectStore } from './infra/storage/local-disk-store.ts';
 import { S3UrlPresigner } from './infra/storage/s3-presigner.ts';
 import type { CredentialIssuer, ObjectStore } from './infra/storage/object-store.ts';
@@ -74,7 +75,13 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
     // Temporary storage credentials work only while their cloud project exists (known once the
     // cloud module is built below; a request before that answers 503 and the client retries).
     // eslint-disable-next-line prefer-const -- set once the cloud module exists, read by the endpoint's closure before
-    let prefixOwner: ((bucket: string, prefix: string) => Promise<boolean>) | undefined;
+    let prefixOwner: ((bucket: string, prefix: string) => Promise<boolean | 'read-only'>) | undefined;
+    // Single credentials revoked before they expire (a removed member's, membership-removal.ts) or
+    // closed to writes (their inspection's processing started): the inspection service knows
+    // which (storage-grants.ts); asked once the module exists (503 before, retried).
+    // eslint-disable-next-line prefer-const -- set once the inspection module exists, read by the endpoint's closure before
+    let inspectionModule: InspectionModule | undefined;
+    const revokedCredentials = new RevokedCredentials((accessKey) => (inspectionModule ? inspectionModule.storageGrants.stateOf(accessKey) : Promise.reject(new Error('the inspection service is starting'))));
     if (config.s3) {
       // An external S3 store: objects and temporary credentials come from it (STS AssumeRole);
       // nothing is kept on local disk and no embedded endpoint runs (docs: README, deployment).
@@ -97,6 +104,7 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
         publicUrl: config.storagePublicUrl,
         region: config.storageRegion,
         isPrefixLive: (bucket, prefix) => (prefixOwner ? prefixOwner(bucket, prefix) : Promise.reject(new Error('the cloud service is starting'))),
+        revokedCredentials,
         prefixQuotaBytes: config.storagePrefixQuotaBytes,
         maxOpenUploadsPerPrefix: config.storagePrefixMaxMultipartUploads,
         // Caps and a short headers timeout: idle connections cannot take the descriptors the API servers need (connection-limits.ts).
@@ -183,7 +191,9 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
         allowPrivate: config.webhookAllowPrivateAddresses,
         retry: { ...DEFAULT_RETRY_POLICY, baseSeconds: config.webhookRetryBaseSeconds, maxAttempts: config.webhookMaxAttempts },
       },
+      storageCredentialsRevoked: (accessKeys) => revokedCredentials.revoked(accessKeys),
     });
+    inspectionModule = inspection;
 
     if (role === 'serve' && config.bootstrapDemo) await bootstrapDemo(config.dataDir, { cloud, inspection, logger });
 

@@ -19,6 +19,11 @@ const HELP = `admin commands:
                                                               its processing and webhook e-mails go (none without)
   set-cloud-client-email --client-id ID --email E|none     the client's notification address (none: no e-mails)
   delete-cloud-client --client-id ID                       (disables the credentials)
+  add-member --org ORG_UUID --username U [--role member|admin]
+                                                           adds a member, or sets a member's role (admin: removes
+                                                              members over the API)
+  remove-member --org ORG_UUID --username U                removes a member and, at once, their share tokens,
+                                                              webhooks and storage credentials in the organization
   grant --type projects|tower_inventory --amount N (--org ORG_UUID | --username U)
   set-retention --org ORG_UUID --days N|default            days the organization's inspections keep their photos,
                                                               outputs and inputs (0: for ever; default: RETENTION_DAYS)`;
@@ -51,6 +56,7 @@ export async function runAdmin(config: Config, argv: string[]): Promise<number> 
       'client-id': { type: 'string' },
       id: { type: 'string' },
       days: { type: 'string' },
+      role: { type: 'string' },
     },
   });
   const need = (key: keyof typeof values): string => {
@@ -114,6 +120,25 @@ export async function runAdmin(config: Config, argv: string[]): Promise<number> 
       case 'delete-cloud-client':
         console.log(JSON.stringify({ deleted: await system.cloud.oauth.deleteClient(need('client-id')) }));
         break;
+      case 'add-member': {
+        const role = values.role ?? 'member';
+        if (role !== 'member' && role !== 'admin') throw new Error('--role must be member or admin');
+        const o = await org();
+        const user = await accounts.findUser(need('username'));
+        if (!user) throw new Error(`No user ${values.username}.`);
+        await system.inspection.memberships.setMember(user.id, o.id, role);
+        console.log(JSON.stringify({ organization_uuid: o.uuid, user_id: user.id, role }));
+        break;
+      }
+      case 'remove-member': {
+        const o = await org();
+        const user = await accounts.findUser(need('username'));
+        if (!user) throw new Error(`No user ${values.username}.`);
+        const removed = await system.inspection.memberships.remove(o, user.id);
+        if (!removed) throw new Error(`${values.username} is not a member of ${o.uuid}.`);
+        console.log(JSON.stringify(removed));
+        break;
+      }
       case 'grant': {
         const code = need('type') as AllowanceCode;
         if (code !== 'projects' && code !== 'tower_inventory') throw new Error('--type must be projects or tower_inventory');

@@ -130,11 +130,12 @@ export class CloudModule {
    * the project whose uploads folder it is (`.../project-<id>/`, projectPaths.uploads). Any other
    * prefix is not the cloud's, and is refused.
    */
-  async isStoragePrefixLive(bucket: string, prefix: string): Promise<boolean> {
+  async isStoragePrefixLive(bucket: string, prefix: string): Promise<boolean | 'read-only'> {
     const match = /^(.+\/project-(\d{1,10}))\/$/.exec(prefix);
     const id = match ? Number(match[2]) : NaN;
     if (!match || id > 2_147_483_647) return false;
-    return this.projectRepository.ownsStoragePrefix(id, bucket, match[1]);
+    // 'read-only' once processing has started: uploads are closed (spec rule 4).
+    return this.projectRepository.storagePrefixState(id, bucket, match[1]);
   }
 
   /** Brings schema `cloud` up to date; before the module is built, which needs its secrets from it. */

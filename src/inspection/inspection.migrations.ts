@@ -397,4 +397,35 @@ export const inspectionMigrations: MigrationSet = {
       await runStatements(db, `alter table inspection.inventory_items add column computation jsonb`);
     },
   },
+  // Issue 40 §1: removing a member (auth/membership-removal.ts). A member's role in their
+  // organization (an `admin` removes members over the API), and the storage credentials handed to
+  // each user, so that those of a removed member are refused by the embedded store at once.
+  '0016_member_removal': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(
+        db,
+        `
+        alter table inspection.memberships add column role text not null default 'member' check (role in ('member', 'admin'));
+        create table inspection.storage_credential_grants (
+          access_key text primary key,
+          user_id integer not null references inspection.users(id) on delete cascade,
+          organization_id integer references inspection.organizations(id) on delete cascade,
+          inspection_id integer not null,
+          expires_at timestamptz not null,
+          revoked_at timestamptz
+        );
+        create index storage_credential_grants_member on inspection.storage_credential_grants (organization_id, user_id);
+        create index storage_credential_grants_expiry on inspection.storage_credential_grants (expires_at)
+      `,
+      );
+    },
+  },
+  // Issue 40 §3: the waiting events of a subscription, found by its bounded backlog and by the
+  // delivery's "older event first" rule (infra/webhooks/webhook-core.ts) without reading every
+  // message ever sent.
+  '0018_webhook_pending_index': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `create index webhook_messages_pending on inspection.webhook_messages (webhook_id, id) where state = 'pending'`);
+    },
+  },
 };

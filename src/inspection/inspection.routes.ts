@@ -32,6 +32,8 @@ import { registerMeasurementRoutes } from './measurements/measurement.routes.ts'
 import { registerRetryRoutes } from './retries/retry.routes.ts';
 import { registerReportRoutes } from './reports/report.routes.ts';
 import { registerShareTokenRoutes } from './auth/share-token.routes.ts';
+import { registerMembershipRoutes } from './auth/membership.routes.ts';
+import type { Memberships } from './auth/membership-removal.ts';
 import { registerWebhookRoutes } from './webhooks/webhook.routes.ts';
 import type { WebhookService } from './webhooks/webhook.service.ts';
 import { SHARE_QUERY_PARAMETER, type ShareTokenService } from './auth/share-tokens.ts';
@@ -62,6 +64,7 @@ export interface InspectionRouteDeps {
   ortho: OrthoService;
   shareTokens: ShareTokenService;
   webhooks: WebhookService;
+  memberships: Memberships;
 }
 
 const errors = S.errorResponses;
@@ -133,5 +136,6 @@ export async function registerInspectionRoutes(app: HttpServer, deps: Inspection
     registerOrthoRoutes(r, deps);
     registerShareTokenRoutes(r, deps);
     registerWebhookRoutes(r, deps);
+    registerMembershipRoutes(r, deps);
   });
 }

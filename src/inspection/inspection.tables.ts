@@ -8,6 +8,8 @@ type Json<T> = ColumnType<T, string | undefined, string>;
 /** numeric columns come back as strings (exact decimals). */
 type Decimal = ColumnType<string, string | number | undefined, string | number>;
 
+export type MemberRole = 'member' | 'admin';
+
 export interface InspectionTables {
   'inspection.organizations': {
     id: Generated<number>;
@@ -18,7 +20,17 @@ export interface InspectionTables {
     retention_days: Generated<number | null>;
   };
   'inspection.users': { id: Generated<number>; username: string; email: string; password_hash: string; created_at: Generated<Date> };
-  'inspection.memberships': { user_id: number; organization_id: number };
+  /** `admin`: may remove the organization's members (auth/membership-removal.ts). */
+  'inspection.memberships': { user_id: number; organization_id: number; role: Generated<MemberRole> };
+  /** Storage credentials handed out by GET s3_credentials, refused once revoked (a removed member's). */
+  'inspection.storage_credential_grants': {
+    access_key: string;
+    user_id: number;
+    organization_id: number | null;
+    inspection_id: number;
+    expires_at: Timestamp;
+    revoked_at: Timestamp | null;
+  };
   'inspection.api_keys': {
     id: Generated<number>;
     name: string;

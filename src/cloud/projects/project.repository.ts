@@ -3,6 +3,7 @@ import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { CloudTables, ProjectRow, ProjectsTable, PublicStatus, StoredAnalysis } from '../cloud.tables.ts';
 import type { RasterInfo } from '../processing/map-layers.ts';
 import { resultTypeOf } from '../processing/result-types.ts';
+import { acceptsInputs } from './project-state.ts';
 
 export type OutputRow = Selectable<CloudTables['cloud.project_outputs']>;
 
@@ -184,16 +185,21 @@ export class ProjectRepository {
    * Whether a live project owns the storage prefix `basePath` (its s3_base_path) in `bucket`:
    * the embedded S3 endpoint asks this before honouring temporary credentials (prefix-gate.ts).
    */
-  async ownsStoragePrefix(id: number, bucket: string, basePath: string): Promise<boolean> {
+  /**
+   * Whether project `id` owns the storage folder (false: no such live project), and whether it
+   * still takes uploads: 'read-only' once processing has started (spec rule 4, requireNotStarted).
+   */
+  async storagePrefixState(id: number, bucket: string, basePath: string): Promise<boolean | 'read-only'> {
     const row = await this.db
       .selectFrom('cloud.projects')
-      .select('id')
+      .select('public_status')
       .where('id', '=', id)
       .where('bucket_name', '=', bucket)
       .where('s3_base_path', '=', basePath)
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
-    return row !== undefined;
+    if (!row) return false;
+    return acceptsInputs(row.public_status) ? true : 'read-only';
   }
 
   /** Adds inputs (repeats are ignored) and returns the project's input count. */

@@ -10,7 +10,7 @@ import type { JobQueue } from '../../infra/jobs/job-queue.ts';
 import { conflict, notFound, ValidationError, type FieldErrors } from '../../infra/http/errors.ts';
 import type { OutputRow, ProjectRepository } from './project.repository.ts';
 import { mapProject, type ProjectDetails } from './project.mapper.ts';
-import { requireNotStarted } from './project-state.ts';
+import { acceptsInputs, requireNotStarted } from './project-state.ts';
 import { resolveTags } from '../processing/tags.ts';
 import { resolveEngine, type OfferedEngines } from '../processing/engine-choice.ts';
 import { resolveRequestedOutputs } from '../processing/requested-outputs.ts';
@@ -164,7 +164,9 @@ export class ProjectService {
     const ttl = shared ? Math.min(this.options.credentialsTtlSeconds, SHARE_CREDENTIALS_TTL_SECONDS) : this.options.credentialsTtlSeconds;
     const c = await this.issuer.issue(project.bucket_name, prefix, ttl, {
       readOnlyPrefixes: [projectPaths.results(project.uuid)],
-      writable: !shared && mayWrite(reader),
+      // Once processing has started the uploads are closed (spec rule 4): read-only credentials,
+      // and the embedded store refuses writes with those handed out before (prefix-gate.ts).
+      writable: !shared && mayWrite(reader) && acceptsInputs(project.public_status),
     });
     return {
       access_key: c.accessKeyId,

@@ -38,9 +38,9 @@ export class TtlCache<K, V> {
     this.entries.delete(key);
   }
 
-  /** Forgets every entry whose value matches (a revoked key, whatever it was looked up by). */
-  deleteWhere(matches: (value: V) => boolean): void {
-    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
+  /** Forgets every entry whose value (or key) matches (a revoked key, whatever it was looked up by). */
+  deleteWhere(matches: (value: V, key: K) => boolean): void {
+    for (const [key, entry] of this.entries) if (matches(entry.value, key)) this.entries.delete(key);
   }
 
   clear(): void {

@@ -7,6 +7,7 @@ import { startS3Server, type RunningS3Server } from './s3-server.ts';
 import { defaultConnectionCaps, type ConnectionCaps } from '../http/connection-limits.ts';
 import { S3UrlPresigner } from './s3-presigner.ts';
 import type { PrefixLiveness } from './prefix-gate.ts';
+import type { RevokedCredentials } from './revoked-credentials.ts';
 import type { AllowedOrigins } from './s3-cors.ts';
 
 export interface EmbeddedS3Options {
@@ -31,6 +32,8 @@ export interface EmbeddedS3Options {
   /** See S3EndpointOptions: revocation of temporary credentials whose owner is gone. */
   isPrefixLive?: PrefixLiveness;
   prefixCacheMs?: number;
+  /** See S3EndpointOptions: single temporary credentials revoked before they expire. */
+  revokedCredentials?: RevokedCredentials;
   /** Largest PutObject / UploadPart body (default 5 GiB); smaller in tests. */
   maxUploadSize?: number;
   /** Bytes allowed under one temporary credential's prefix (default: no quota). */
@@ -95,6 +98,7 @@ export async function startEmbeddedS3(options: EmbeddedS3Options): Promise<Embed
     region,
     isPrefixLive: options.isPrefixLive,
     prefixCacheMs: options.prefixCacheMs,
+    revokedCredentials: options.revokedCredentials,
     maxUploadSize: options.maxUploadSize,
     prefixQuotaBytes: options.prefixQuotaBytes,
     maxOpenUploadsPerPrefix: options.maxOpenUploadsPerPrefix,

@@ -4,7 +4,9 @@
 //   2. routes method + sub-resource to an operation,
 //   3. authorises it against the credential's scope (temporary credentials: one bucket, one
 //      key prefix to read and write, maybe prefixes only to read; the root credential: everything),
-//   4. for temporary credentials, checks that the prefix's owner still exists (prefix-gate.ts),
+//   4. for temporary credentials, checks that they were not revoked nor, for a write, closed to
+//      writes (revoked-credentials.ts), and that the prefix's owner still exists and, for a
+//      write, still takes writes (prefix-gate.ts),
 //   5. checks an upload's declared size against the limits (upload-limits.ts),
 //   6. runs it, streaming bodies, and answers errors in S3's XML format.
 // With `sts`, a form POST to `/` signed for the "sts" service is STS AssumeRole (storage-sts.ts).
@@ -22,6 +24,7 @@ import { bodyStillAwaited, discardRemainingBody, header, markContinuePending, pa
 import { errorXml } from './s3-xml.ts';
 import { verifySigV4, type VerifiedRequest } from './sigv4-verifier.ts';
 import { PrefixGate, type PrefixLiveness } from './prefix-gate.ts';
+import type { RevokedCredentials } from './revoked-credentials.ts';
 import { UploadLimits, declaredBodySize, type Admission } from './upload-limits.ts';
 import { OpenUploadsCap } from './open-uploads-cap.ts';
 import { handleCors, type AllowedOrigins } from './s3-cors.ts';
@@ -49,6 +52,8 @@ export interface S3EndpointOptions {
    */
   isPrefixLive?: PrefixLiveness;
   prefixCacheMs?: number;
+  /** Single temporary credentials revoked or closed to writes before they expire (revoked-credentials.ts); none: no check. */
+  revokedCredentials?: RevokedCredentials;
   /** Largest PutObject / UploadPart body, bytes (default 5 GiB, as S3). */
   maxUploadSize?: number;
   /** Bytes allowed under one temporary credential's prefix (default: no quota). */
@@ -171,6 +176,8 @@ function accessDenied(): S3Error {
 
 /** Operations on one object that only read it: allowed under a read-only prefix too. */
 const READS = new Set(['GetObject', 'HeadObject']);
+/** Operations that change what is under a prefix: refused once its owner closed it (prefix-gate.ts). */
+const WRITES = new Set(['PutObject', 'UploadPart', 'CreateMultipartUpload', 'CompleteMultipartUpload', 'DeleteObject', 'DeleteObjects']);
 
 /**
  * Whether the credential may touch `key` of `bucket`: write anywhere under its prefix (unless the
@@ -246,7 +253,11 @@ export function createS3Endpoint(options: S3EndpointOptions): S3Endpoint {
       if (operation === 'CreateBucket') createBucket(store, bucket);
       if (!store.hasBucket(bucket)) throw new S3Error('NoSuchBucket', 'The specified bucket does not exist');
       if (chosen.access.kind === 'object') assertValidKey(chosen.access.key);
-      if (scope.kind === 'prefix') await gate.assertLive(scope.bucket, scope.prefix);
+      if (scope.kind === 'prefix') {
+        const write = WRITES.has(operation);
+        await options.revokedCredentials?.assertAllowed(auth.credential.accessKeyId, write);
+        await gate.assertLive(scope.bucket, scope.prefix, false, write);
+      }
       const upload = operation === 'PutObject' || operation === 'UploadPart';
       const isCopy = header(req, 'x-amz-copy-source') !== undefined;
       const quotaPrefix = scope.kind === 'prefix' ? scope.prefix : undefined;

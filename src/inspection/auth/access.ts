@@ -1,5 +1,5 @@
 // Which records a request may see: with an organization header, the organization's records;
-// without one, the user's own; with a share token, its one inspection and no asset.
+// without one, the user's own (personal, or made in an organization they still belong to); with a share token, its one inspection and no asset.
 // Anything else is "not found" (never revealed).
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { AuthContext } from './auth.service.ts';
@@ -22,9 +22,28 @@ export function assetsVisibleTo(auth: AuthContext, alias?: string): (eb: Express
   return ownedBy(auth, (name) => (alias ? `${alias}.${name}` : name));
 }
 
+/**
+ * With an organization header, the organization's records (AuthService checked the membership).
+ * Without one, the user's personal records, and those they created in an organization they are
+ * a member of now: a record made in an organization is the organization's, so once the
+ * membership is gone (membership-removal.ts) its creator no longer reaches it by leaving the
+ * header out (issue 40 §1; before, `user_id` alone decided).
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function ownedBy(auth: AuthContext, column: (name: string) => string): (eb: ExpressionBuilder<any, any>) => any {
-  return (eb) => (auth.organization ? eb(column('organization_id'), '=', auth.organization.id) : eb(column('user_id'), '=', auth.userId));
+  if (auth.organization) {
+    const organizationId = auth.organization.id;
+    return (eb) => eb(column('organization_id'), '=', organizationId);
+  }
+  const userId = auth.userId;
+  return (eb) =>
+    eb.and([
+      eb(column('user_id'), '=', userId),
+      eb.or([
+        eb(column('organization_id'), 'is', null),
+        eb(column('organization_id'), 'in', eb.selectFrom('inspection.memberships').select('organization_id').where('user_id', '=', userId)),
+      ]),
+    ]);
 }
 
 /** The owner columns of a record created by this request. */

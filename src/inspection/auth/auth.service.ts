@@ -55,8 +55,9 @@ const ISSUER = 'inspection-service';
 // the token is valid (a token cannot change; its expiry is still checked on every request). A key
 // revoked in this process (AccountAdmin.revokeApiKey) is forgotten at once (forgetApiKey): its
 // next request and every token issued to it are refused; revoked by another process (the admin
-// CLI beside a server on PostgreSQL), within LOOKUP_CACHE_MS. A removed membership likewise
-// stops working within LOOKUP_CACHE_MS.
+// CLI beside a server on PostgreSQL), within LOOKUP_CACHE_MS. A membership removed in this
+// process (membership-removal.ts) is forgotten at once (forgetMembership); by another process,
+// it stops working within LOOKUP_CACHE_MS.
 // Then (issue 14) the whole outcome, for requests that repeat the same API key, token and
 // organization header (what a client does): `cached` answers them without a hash, a regex or
 // three lookups, synchronously, until the first of the lookups it was made of would have been
@@ -103,6 +104,16 @@ export class AuthService {
   forgetApiKey(id: number): void {
     this.apiKeys.deleteWhere((cached) => cached === id);
     this.contexts.deleteWhere((cached) => cached.auth.apiKeyId === id);
+  }
+
+  /**
+   * Forgets a removed membership at once (membership-removal.ts): the next request with the
+   * organization's header looks it up again and is refused.
+   */
+  forgetMembership(userId: number, organization: { id: number; uuid: string }): void {
+    // Keyed by the header as sent (any letter case): matched by the user and the organization found.
+    this.memberships.deleteWhere((cached, key) => cached.id === organization.id && key.startsWith(`${userId}:`));
+    this.contexts.deleteWhere((cached) => cached.auth.userId === userId && cached.auth.organization?.id === organization.id);
   }
 
   /**

@@ -27,6 +27,7 @@ import type { StorageQuota } from '../limits/storage-quota.ts';
 import type { ImageReader } from '../../shared/images/image-reader.ts';
 import type { RetentionService } from '../retention/retention.service.ts';
 import { purgedError, refusePurged } from '../retention/purged.ts';
+import type { StorageGrants } from '../auth/storage-grants.ts';
 
 export const DEFAULT_PROCESSING_PARAMETERS: ProcessingParameters = { generate_point_cloud: true };
 export const MAX_KEYS_PER_REGISTER_CALL = 500;
@@ -77,6 +78,8 @@ export class InspectionService {
     private readonly quota: StorageQuota,
     /** A status set to 24 purges the data as retention does (retention/retention.service.ts). */
     private readonly retention: Pick<RetentionService, 'requestPurge'>,
+    /** Credentials handed out are remembered: closed to writes once processing starts, revoked if their member leaves (auth/storage-grants.ts). */
+    private readonly grants: StorageGrants,
   ) {}
 
   async create(auth: AuthContext, input: CreateInspectionInput): Promise<InspectionRecord> {
@@ -204,6 +207,7 @@ export class InspectionService {
     const inspection = await this.access.requireInspectionData(auth, id);
     await this.quota.requireRoomToUpload(inspection);
     const c = await this.cloud.as(inspection).storageCredentials(this.projectOf(inspection));
+    await this.grants.record({ accessKey: c.access_key, userId: auth.userId, organizationId: inspection.organization_id, inspectionId: inspection.id, expiresAt: c.expiration });
     return {
       access_key: c.access_key,
       secret_key: c.secret_key,

@@ -3,13 +3,23 @@
 import type { HttpServer } from '../../infra/http/http-server.ts';
 import type { WebhookService } from './webhook.service.ts';
 import { ListOf, respondList } from '../http/lists.ts';
-import { createWebhookBody, DeliverySchema as Delivery, NewWebhookSchema as NewWebhook, UpdateWebhookBody, WebhookSchema as Webhook } from '../../infra/webhooks/webhook-schemas.ts';
+import { Type } from 'typebox';
+import { createWebhookBody, DeliverySchema as Delivery, NewWebhookSchema, UpdateWebhookBody, WebhookSchema } from '../../infra/webhooks/webhook-schemas.ts';
 import { INSPECTION_WEBHOOK_EVENTS } from './webhook-events.ts';
 import * as S from '../inspection.schemas.ts';
 
 const tags = ['webhooks'];
 
 const CreateBody = createWebhookBody(INSPECTION_WEBHOOK_EVENTS);
+
+// The inspection service's subscriptions name their creator: removing a member from an
+// organization deletes the webhooks they made for it (auth/membership-removal.ts).
+const CreatedBy = Type.Object(
+  { id: Type.Integer(), username: Type.String() },
+  { description: 'The user who made the subscription; removing them from the organization deletes it' },
+);
+const Webhook = Type.Object({ ...WebhookSchema.properties, created_by: CreatedBy });
+const NewWebhook = Type.Object({ ...NewWebhookSchema.properties, created_by: CreatedBy });
 
 export function registerWebhookRoutes(r: HttpServer, deps: { webhooks: WebhookService }): void {
   r.post(

@@ -16,6 +16,14 @@ import { eventsOfChange } from './webhook-events.ts';
 
 export type { WebhookOptions } from '../../infra/webhooks/webhook-core.ts';
 
+/** The user who made a subscription. */
+export interface WebhookCreator {
+  id: number;
+  username: string;
+}
+
+export type InspectionWebhookRecord = WebhookRecord & { created_by: WebhookCreator };
+
 /** The subscriptions of an account: an organization's, or a user's own without one. */
 function accountScope(account: { organization_id: number | null; user_id: number }): Scope {
   return (q) => (account.organization_id !== null ? q.where('organization_id', '=', account.organization_id) : q.where('organization_id', 'is', null).where('user_id', '=', account.user_id)) as typeof q;
@@ -25,7 +33,7 @@ export class WebhookService {
   private readonly core: WebhookCore;
 
   constructor(
-    db: Kysely<InspectionTables>,
+    private readonly db: Kysely<InspectionTables>,
     private readonly jobs: JobQueue,
     box: SecretBox,
     options: WebhookOptions,
@@ -42,21 +50,21 @@ export class WebhookService {
     });
   }
 
-  create(auth: AuthContext, url: string, events: string[]): Promise<WebhookRecord & { secret: string }> {
-    return this.core.create(this.scope(auth), ownerOf(auth), url, events);
+  async create(auth: AuthContext, url: string, events: string[]): Promise<InspectionWebhookRecord & { secret: string }> {
+    return this.withCreator(await this.core.create(this.scope(auth), ownerOf(auth), url, events));
   }
 
-  list(auth: AuthContext): Promise<WebhookRecord[]> {
-    return this.core.list(this.scope(auth));
+  async list(auth: AuthContext): Promise<InspectionWebhookRecord[]> {
+    return this.withCreators(await this.core.list(this.scope(auth)));
   }
 
-  get(auth: AuthContext, id: number): Promise<WebhookRecord> {
-    return this.core.get(this.scope(auth), id);
+  async get(auth: AuthContext, id: number): Promise<InspectionWebhookRecord> {
+    return this.withCreator(await this.core.get(this.scope(auth), id));
   }
 
   /** PATCH {"enabled": …}: a disabled subscription enabled again, or one disabled by hand. */
-  setEnabled(auth: AuthContext, id: number, enabled: boolean): Promise<WebhookRecord> {
-    return this.core.setEnabled(this.scope(auth), id, enabled);
+  async setEnabled(auth: AuthContext, id: number, enabled: boolean): Promise<InspectionWebhookRecord> {
+    return this.withCreator(await this.core.setEnabled(this.scope(auth), id, enabled));
   }
 
   remove(auth: AuthContext, id: number): Promise<void> {
@@ -75,6 +83,27 @@ export class WebhookService {
   /** InspectionRepository's change listener: queues the change's events in its transaction. */
   readonly inspectionChanged = (trx: Transaction<InspectionTables>, before: InspectionRow, after: InspectionRow): Promise<void> =>
     this.core.emit(trx, accountScope(after), eventsOfChange(before, after));
+
+  private async withCreator<R extends WebhookRecord>(record: R): Promise<R & { created_by: WebhookCreator }> {
+    return (await this.withCreators([record]))[0];
+  }
+
+  /**
+   * Who made each subscription (issue 40 §1, F2: an organization's webhook made by a member went
+   * on receiving its events after they left; removing a member now deletes theirs, and every
+   * member sees whose each one is).
+   */
+  private async withCreators<R extends WebhookRecord>(records: R[]): Promise<(R & { created_by: WebhookCreator })[]> {
+    if (records.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('inspection.webhooks as w')
+      .innerJoin('inspection.users as u', 'u.id', 'w.user_id')
+      .select(['w.id', 'u.id as user_id', 'u.username'])
+      .where('w.id', 'in', records.map((r) => r.id))
+      .execute();
+    const creators = new Map(rows.map((r) => [r.id, { id: r.user_id, username: r.username }]));
+    return records.map((r) => ({ ...r, created_by: creators.get(r.id) ?? { id: 0, username: '' } }));
+  }
 
   private scope(auth: AuthContext): Scope {
     // A share token reads one inspection; it manages nothing.
