@@ -233,6 +233,13 @@ describe('inventory by hand', () => {
       [{ model_type: 'panel_antenna', coords_2d: { ...marks(1), [String(photoIds[2])]: marks(1)[String(photoIds[0])] } }, `coords_2d.${photoIds[2]}`],
       [{ model_type: 'panel_antenna', coords_2d: { ...marks(1), '999999': marks(1)[String(photoIds[0])] } }, 'coords_2d.999999'],
       [{ model_type: 'panel_antenna', coords_2d: marks(2), azimuth: 90 }, 'azimuth'],
+      // By hand, the ranges the computed values take: azimuth 0 <= a < 360, downtilt -90..90, plumb 0..90.
+      [{ model_type: 'panel_antenna', downtilt: 95 }, 'downtilt'],
+      [{ model_type: 'panel_antenna', downtilt: -90.5 }, 'downtilt'],
+      [{ model_type: 'panel_antenna', azimuth: -10 }, 'azimuth'],
+      [{ model_type: 'panel_antenna', azimuth: 360 }, 'azimuth'],
+      [{ model_type: 'panel_antenna', plumb: -1 }, 'plumb'],
+      [{ model_type: 'panel_antenna', plumb: 91 }, 'plumb'],
       [{ model_type: 'dish', name: 'x' }, 'model_type'],
       [{ name: 'no type' }, 'model_type'],
       [{ model_type: 'mount', coords_2d: { [String(photoIds[0])]: [[0, 0], [1.5, 0], [1, 1], [0, 1]], [String(photoIds[1])]: [[0, 0], [1, 0], [1, 1], [0, 1]] } }, 'coords_2d'],
@@ -305,6 +312,11 @@ describe('inventory by hand', () => {
     await account.client.expect(400, 'PATCH', `${path}${first.id}/`, { downtilt: 2 });
     const byHand = await account.client.expect(200, 'PATCH', `${path}${first.id}/`, { coords_2d: {}, azimuth: 118, downtilt: 4 });
     assert.equal(byHand.azimuth, 118);
+    const edges = await account.client.expect(200, 'PATCH', `${path}${first.id}/`, { azimuth: 359.99, downtilt: -90, plumb: 90 });
+    assert.deepEqual([edges.azimuth, edges.downtilt, edges.plumb], [359.99, -90, 90]);
+    const outOfRange = await account.client.expect(400, 'PATCH', `${path}${first.id}/`, { azimuth: -10, downtilt: 95 });
+    assert.ok(Array.isArray(outOfRange.azimuth) && Array.isArray(outOfRange.downtilt), JSON.stringify(outOfRange));
+    await account.client.expect(200, 'PATCH', `${path}${first.id}/`, { azimuth: 118, downtilt: 4, plumb: null });
     assert.equal(byHand.height, null, 'the computed height went with the marks');
     assert.equal(byHand.computation.method, 'entered');
     assert.deepEqual(byHand.coords_3d, []);

@@ -20,7 +20,10 @@ export const Coords2d = Type.Unsafe<Record<string, [number, number][]>>({
   additionalProperties: Type.Array(Corner, { minItems: 4, maxItems: 4 }),
 });
 
-const Angle = (description: string) => Nullable(Num({ minimum: -360, maximum: 360, description }));
+// The ranges the computed values take (inventory-geometry.ts), so that one entered by hand means
+// what a computed one does: an azimuth is a bearing, 0 <= a < 360; a downtilt an angle below the
+// horizontal, -90 (facing straight up) to 90; a plumb an unsigned lean from the vertical, 0 to 90.
+const Angle = (range: { minimum: number; maximum?: number; exclusiveMaximum?: number }, description: string) => Nullable(Num({ ...range, description }));
 const Metres = (description: string) => Nullable(Num({ minimum: -10_000, maximum: 10_000, description }));
 
 const Fields = {
@@ -41,9 +44,9 @@ const Fields = {
   depth: Nullable(Num({ minimum: 0, maximum: 10_000, description: 'metres, entered by hand' })),
   // Entered by hand only for an item without marks: with marks on two or more photos the service
   // computes them and refuses them in the body (400).
-  azimuth: Angle('degrees clockwise from true north; only without coords_2d (else computed)'),
-  downtilt: Angle('degrees below the horizontal; only without coords_2d (else computed)'),
-  plumb: Angle('degrees from the vertical; only without coords_2d (else computed)'),
+  azimuth: Angle({ minimum: 0, exclusiveMaximum: 360 }, 'degrees clockwise from true north, 0 <= azimuth < 360; only without coords_2d (else computed)'),
+  downtilt: Angle({ minimum: -90, maximum: 90 }, 'degrees below the horizontal, -90..90 (negative: facing upwards); only without coords_2d (else computed)'),
+  plumb: Angle({ minimum: 0, maximum: 90 }, 'degrees from the vertical, 0..90; only without coords_2d (else computed)'),
   height: Metres('metres above the asset base; only without coords_2d (else computed)'),
   width: Nullable(Num({ minimum: 0, maximum: 10_000, description: 'metres; only without coords_2d (else computed)' })),
 };

@@ -54,6 +54,7 @@ interface NumOptions {
   minimum?: number;
   maximum?: number;
   exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
   multipleOf?: number;
   description?: string;
 }
