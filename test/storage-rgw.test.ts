@@ -7,7 +7,11 @@
 // - with that recipe, 0 of 300 single-bit flips of an issued session token write outside its prefix;
 // - the typical flow reaches status 7 with the photos only in RGW; deleting the inspection deletes
 //   its role, and its credentials stop;
-// - a lifetime longer than the role's maximum is clamped; an STS failure is answered in words.
+// - a lifetime longer than the role's maximum is clamped; an STS failure is answered in words;
+// - issue 40 §7: the bucket's own settings (versioning, tags, CORS, request payment) are out of
+//   reach of 12 bit-flipped session tokens and of the per-prefix role's own rights (its policy's
+//   Deny of them by name), and the self-check names S3_USER_ARN when the roles cannot be assumed;
+// - issue 40 §0: the per-prefix credentials upload with ACL bucket-owner-full-control, not public-read.
 // One RGW for the whole file (~25 s to start). Skipped where the Debian packages are absent, failing
 // under CI=true (they are in .ci/run's list).
 import { after, before, describe, it, type TestContext } from 'node:test';
@@ -18,12 +22,29 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand, PutPublicAccessBlockCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteBucketCorsCommand,
+  GetBucketTaggingCommand,
+  GetBucketVersioningCommand,
+  ListObjectsV2Command,
+  PutBucketCorsCommand,
+  PutBucketRequestPaymentCommand,
+  PutBucketTaggingCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  PutPublicAccessBlockCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { AssumeRoleCommand } from '@aws-sdk/client-sts';
 import { loadConfig, type S3Config } from '../src/config.ts';
 import pino from 'pino';
 import { IamQueryClient } from '../src/infra/storage/iam-query.ts';
 import { openExternalStore } from '../src/infra/storage/external-store.ts';
 import { sharedRolePolicy, sharedRoleTrustPolicy } from '../src/infra/storage/sts-policies.ts';
+import { roleNameFor } from '../src/infra/storage/per-prefix-roles.ts';
+import { stsClient } from '../src/infra/storage/sts-credential-issuer.ts';
+import { describeStsFailure } from '../src/infra/storage/sts-errors.ts';
 import { requireTool } from './helpers/system-tools.ts';
 import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
@@ -77,6 +98,17 @@ async function startRgw(): Promise<Rgw> {
   }
 }
 
+/** Calls that change the bucket's own settings, with values that would matter (the sweep's targets, issue 40 §7). */
+function bucketSettingsCalls(): [string, (s3: S3Client) => Promise<unknown>][] {
+  return [
+    ['PutBucketVersioning', (s3) => s3.send(new PutBucketVersioningCommand({ Bucket: BUCKET, VersioningConfiguration: { Status: 'Enabled' } }))],
+    ['PutBucketTagging', (s3) => s3.send(new PutBucketTaggingCommand({ Bucket: BUCKET, Tagging: { TagSet: [{ Key: 'owner', Value: 'intruder' }] } }))],
+    ['PutBucketCors', (s3) => s3.send(new PutBucketCorsCommand({ Bucket: BUCKET, CORSConfiguration: { CORSRules: [{ AllowedMethods: ['GET', 'PUT'], AllowedOrigins: ['*'] }] } }))],
+    ['DeleteBucketCors', (s3) => s3.send(new DeleteBucketCorsCommand({ Bucket: BUCKET }))],
+    ['PutBucketRequestPayment', (s3) => s3.send(new PutBucketRequestPaymentCommand({ Bucket: BUCKET, RequestPaymentConfiguration: { Payer: 'Requester' } }))],
+  ];
+}
+
 async function stopRgw(dir: string): Promise<void> {
   await promisify(execFile)(path.join(TOOLS, 'rgw-down.sh'), [dir], { timeout: 120_000 }).catch(() => undefined);
   fs.rmSync(path.dirname(dir), { recursive: true, force: true });
@@ -101,6 +133,14 @@ describe('S3 role settings (no RGW needed)', () => {
     assert.deepEqual([config.roleMode, config.userArn, config.iamEndpoint, config.unsafeRoleOk], ['per-prefix', 'arn:aws:iam:::user/tester', 'http://rgw:7480', true]);
     assert.equal(loadConfig({ S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' }).s3!.iamEndpoint, 'https://iam.amazonaws.com', "AWS's global IAM");
     assert.match(problems({ S3_BUCKET: '', S3_ROLE_MODE: 'per-prefix' }), /S3_ROLE_MODE is set but S3_BUCKET is not/);
+  });
+
+  it('per-prefix: a refused AssumeRole names S3_USER_ARN, the one principal the roles trust (issue 40 §8)', () => {
+    const denied = Object.assign(new Error('AccessDenied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
+    const context = { roleArn: 'arn:aws:iam:::role/open-inspection/oi-0123', durationSeconds: 3600, endpoint: 'http://rgw:7480' };
+    const { words } = describeStsFailure(denied, { ...context, trustedPrincipalArn: 'arn:aws:iam:::user/wrong' });
+    assert.match(words, /trusts S3_USER_ARN \(arn:aws:iam:::user\/wrong\) only: set S3_USER_ARN to the ARN of S3_ACCESS_KEY_ID's user/);
+    assert.doesNotMatch(describeStsFailure(denied, context).words, /S3_USER_ARN/, 'a shared role is the operator\'s: its trust policy is named instead');
   });
 });
 
@@ -185,6 +225,7 @@ describe('Ceph RGW 16 as the S3 store: roles that hold', () => {
     const everything = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:*'], Resource: [`arn:aws:s3:::${BUCKET}`, `arn:aws:s3:::${BUCKET}/*`] }] };
     const message = await selfCheckRefusal(s3Config({ roleArn: await sharedRole((arn) => sharedRoleTrustPolicy(rgw.userArn, arn), everything) }));
     assert.match(message, /role-bucket-rights: .*GetBucketPolicy NoSuchBucketPolicy/);
+    assert.match(message, /role-bucket-settings: the role itself reaches the bucket's own settings \(GetBucketVersioning succeeded, .*PutBucketVersioning InvalidArgument \(HTTP 400\)/);
     assert.doesNotMatch(message, /role-chaining/, 'its trust policy denies chaining');
   });
 
@@ -279,6 +320,44 @@ describe('Ceph RGW 16 as the S3 store: roles that hold', () => {
       console.log(`# tampered tokens: ${JSON.stringify(Object.fromEntries(codes))}`);
       assert.equal(wroteOutside, 0, 'no tampered token wrote outside its prefix');
       assert.equal((await root.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: neighbour.key }))).KeyCount, 0);
+
+      // Issue 40 §7: the bucket's own settings, with 12 bit-flipped tokens and with the role's own
+      // rights (AssumeRole without a session policy: what a token whose policy no longer parses gets).
+      const settingsCalls = bucketSettingsCalls();
+      const flips = Array.from({ length: 12 }, (_, i) => {
+        const flipped = Buffer.from(token);
+        flipped[Math.floor(((i + 0.5) * token.length) / 12)] ^= 1 << (i * 3) % 8;
+        return { accessKeyId: credentials.access_key, secretAccessKey: credentials.secret_key, sessionToken: flipped.toString('base64') };
+      });
+      const roleArn = (await iam.getRole(roleNameFor(BUCKET, credentials.key)))?.arn;
+      assert.ok(roleArn, "the inspection's per-prefix role");
+      const own = (await stsClient(rgw.endpoint, 'us-east-1', rgw).send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: 'own-rights', DurationSeconds: 900 }))).Credentials!;
+      const sessions = [...flips, { accessKeyId: own.AccessKeyId!, secretAccessKey: own.SecretAccessKey!, sessionToken: own.SessionToken! }];
+      const allowed: string[] = [];
+      const settingCodes = new Map<string, number>();
+      await Promise.all(
+        sessions.map(async (session, i) => {
+          const s3 = new S3Client({ endpoint: rgw.endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: session });
+          for (const [name, call] of settingsCalls) {
+            const code = await s3Outcome(call(s3));
+            settingCodes.set(code, (settingCodes.get(code) ?? 0) + 1);
+            // Valid bodies: a call let through answers ok. InvalidArgument: a token RGW could not even decode.
+            if (code === 'ok') allowed.push(`${i === flips.length ? 'role' : `flip ${i}`} ${name}: ${code}`);
+          }
+          s3.destroy();
+        }),
+      );
+      console.log(`# bucket settings sweep: ${sessions.length} sessions (12 flipped tokens, the role's own rights) × ${settingsCalls.length} calls, ${allowed.length} allowed; ${JSON.stringify(Object.fromEntries(settingCodes))}`);
+      assert.deepEqual(allowed, [], 'no bucket setting reached');
+      assert.equal((await root.send(new GetBucketVersioningCommand({ Bucket: BUCKET }))).Status, undefined, 'versioning never switched on');
+      assert.equal(await s3Outcome(root.send(new GetBucketTaggingCommand({ Bucket: BUCKET }))), 'NoSuchTagSet', 'no tags');
+
+      // Issue 40 §0 on RGW: the per-prefix credentials upload as Pix4D's notebook does; a public ACL stays refused.
+      const notebook = new S3Client({ endpoint: rgw.endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: credentials.access_key, secretAccessKey: credentials.secret_key, sessionToken: credentials.session_token } });
+      assert.equal(await s3Outcome(notebook.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${credentials.key}owner-acl.jpg`, Body: 'x', ACL: 'bucket-owner-full-control' }))), 'ok');
+      assert.equal(await s3Outcome(notebook.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${credentials.key}private-acl.jpg`, Body: 'x', ACL: 'private' }))), 'ok');
+      assert.equal(await s3Outcome(notebook.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${credentials.key}public-acl.jpg`, Body: 'x', ACL: 'public-read' }))), 'AccessDenied');
+      notebook.destroy();
 
       // Deleting the inspection deletes its cloud project, its prefix and, first, its role.
       const upload = new S3Client({ endpoint: rgw.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: credentials.access_key, secretAccessKey: credentials.secret_key, sessionToken: credentials.session_token } });

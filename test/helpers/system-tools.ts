@@ -1,4 +1,5 @@
 // Tests that need a system tool skip with the reason when it is absent, and fail under CI=true.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import type { TestContext } from 'node:test';
 
@@ -16,4 +17,15 @@ export function requireTool(t: TestContext, toolPath: string, debianPackage: str
   const reason = toolMissingReason(toolPath, debianPackage);
   if (reason) t.skip(reason);
   return reason === undefined;
+}
+
+/** In a test: false (and the test skipped) unless /usr/bin/python3 can import boto3 (Debian package python3-boto3). */
+export function requireBoto3(t: TestContext): boolean {
+  if (!requireTool(t, '/usr/bin/python3', 'python3')) return false;
+  if (spawnSync('/usr/bin/python3', ['-c', 'import boto3']).status === 0) return true;
+  const reason = 'boto3 is not importable by /usr/bin/python3 (Debian package python3-boto3)';
+  if (process.env.CI === 'true') throw new Error(`${reason}; CI must install it`);
+  console.log(`# skipped: ${reason}`);
+  t.skip(reason);
+  return false;
 }

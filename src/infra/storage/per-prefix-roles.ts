@@ -12,7 +12,9 @@
 //   process finds the same role without a table of its own, and is made on the first credential
 //   asked for its prefix;
 // - allows only what the session policy allows (one document, sts-policies.ts): objects under the
-//   prefix, reads under the read-only prefixes, a listing of them; no bucket action, no ACL;
+//   prefix, reads under the read-only prefixes, a listing of them; no bucket action, no ACL; and
+//   denies the bucket's own settings by name (versioning, tagging, CORS, policy...: sts-policies.ts
+//   BUCKET_SETTINGS_ACTIONS), which RGW 16 otherwise lets a role session change as the bucket's owner;
 // - has a read-only sibling (`oi-ro-<40 hex>`) for the credentials that may only read the prefix
 //   (IssueOptions.writable false: a cloud token with the read:cloud scope only), whose policy
 //   allows no write: the fallback to the role's own policy (above) cannot make a read-only
@@ -25,7 +27,7 @@
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import { IamError, type IamQueryClient } from './iam-query.ts';
-import { prefixPolicy } from './sts-policies.ts';
+import { prefixRolePolicy } from './sts-policies.ts';
 
 export const ROLE_PATH = '/open-inspection/';
 const POLICY_NAME = 'prefix';
@@ -75,6 +77,11 @@ export class PerPrefixRoles {
 
   constructor(private readonly settings: PerPrefixRolesSettings) {}
 
+  /** S3_USER_ARN: the one principal the roles trust (named in the words of a refused AssumeRole). */
+  get trustedPrincipalArn(): string {
+    return this.settings.trustedPrincipalArn;
+  }
+
   /** The role of `prefix` (its read-only one when `writable` is false), made (or its policy rewritten, once per process) as needed. */
   roleFor(bucket: string, prefix: string, readOnlyPrefixes: string[], writable = true): Promise<PrefixRole> {
     const name = roleNameFor(bucket, prefix, writable);
@@ -121,7 +128,7 @@ export class PerPrefixRoles {
       }
     }
     // Written every first time a process uses the role: a role made by an older version gets today's policy.
-    await iam.putRolePolicy(name, POLICY_NAME, prefixPolicy(bucket, prefix, readOnlyPrefixes, { writable }));
+    await iam.putRolePolicy(name, POLICY_NAME, prefixRolePolicy(bucket, prefix, readOnlyPrefixes, { writable }));
     return { arn: role.arn, maxSessionDuration: role.maxSessionDuration, created };
   }
 }

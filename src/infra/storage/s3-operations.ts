@@ -12,6 +12,7 @@ import { S3_XMLNS, escapeXml, parseCompleteMultipartUpload, parseDeleteObjects, 
 import { encodeKeyForPath } from './sigv4-common.ts';
 import type { VerifiedRequest } from './sigv4-verifier.ts';
 import type { CredentialScope } from './embedded-credentials.ts';
+import { BUCKET_OWNER_ID } from './acl-headers.ts';
 
 export interface S3Context {
   req: IncomingMessage;
@@ -413,7 +414,7 @@ export function listBuckets(res: ServerResponse, store: LocalDiskObjectStore, sc
     res,
     200,
     xmlDocument('ListAllMyBucketsResult', {
-      Owner: { ID: 'embedded', DisplayName: 'embedded' },
+      Owner: { ID: BUCKET_OWNER_ID, DisplayName: BUCKET_OWNER_ID },
       Buckets: { Bucket: names.map((name) => ({ Name: name, CreationDate: isoDate(created) })) },
     }),
   );

@@ -11,13 +11,38 @@
 //                        falls back to the role's own policy when the session policy no longer parses);
 //   role-bucket-rights   with the role's own rights (AssumeRole by the services, no session policy):
 //                        the bucket's policy, ACL and public-access block must be out of reach;
+//   role-bucket-settings ... and so must its other settings: GET ?versioning, ?cors, ?tagging, and a
+//                        PutBucketVersioning, PutBucketTagging, PutBucketCors, PutBucketRequestPayment
+//                        whose body the store would refuse (an unknown status, a 200-character tag
+//                        key, an unknown method, an unknown payer): denied, they answer 403 and change
+//                        nothing; allowed, the store answers 400 and still changes nothing (RGW 16
+//                        and AWS authorise before they read the body). Ceph RGW 16 let role sessions
+//                        change these as the bucket's owner until the roles denied them by name;
 //   role-public-acl      ... and so must an object made public by its ACL.
 // Anything that succeeds stops the start with what and how to fix it (enforceSelfCheck), unless
 // S3_UNSAFE_ROLE_OK=true, which logs it as a warning. Everything written is removed afterwards
-// (per-prefix roles with their prefix). About 45 requests; a second or two on a LAN.
+// (per-prefix roles with their prefix). About 52 requests; a second or two on a LAN.
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
-import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetBucketAclCommand, GetBucketPolicyCommand, GetPublicAccessBlockCommand, PutObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  GetBucketAclCommand,
+  GetBucketCorsCommand,
+  GetBucketPolicyCommand,
+  GetBucketTaggingCommand,
+  GetBucketVersioningCommand,
+  GetPublicAccessBlockCommand,
+  PutBucketCorsCommand,
+  PutBucketRequestPaymentCommand,
+  PutBucketTaggingCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  type BucketVersioningStatus,
+  type Payer,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { AssumeRoleCommand } from '@aws-sdk/client-sts';
 import { s3ClientFor } from './s3-object-store.ts';
 import { stsClient, type StsCredentialIssuer } from './sts-credential-issuer.ts';
@@ -47,6 +72,7 @@ export type SelfCheckName =
   | 'public-acl-multipart'
   | 'tampered-token'
   | 'role-bucket-rights'
+  | 'role-bucket-settings'
   | 'role-public-acl';
 
 export interface SelfCheckFinding {
@@ -223,25 +249,56 @@ async function checkRoleRights(
   }
   if (!role?.AccessKeyId || !role.SecretAccessKey || !role.SessionToken) return;
   const client = s3ClientFor({ ...store, accessKeyId: role.AccessKeyId, secretAccessKey: role.SecretAccessKey, sessionToken: role.SessionToken });
-  const probes: [string, () => Promise<unknown>][] = [
+  const granted = await grantedProbes([
     ['GetBucketPolicy', () => client.send(new GetBucketPolicyCommand({ Bucket: bucket }))],
     ['GetBucketAcl', () => client.send(new GetBucketAclCommand({ Bucket: bucket }))],
     ['GetPublicAccessBlock', () => client.send(new GetPublicAccessBlockCommand({ Bucket: bucket }))],
-  ];
-  const granted: string[] = [];
-  for (const [name, call] of probes) {
-    const outcome = await attempt(call);
-    // 403: refused; 405/501: the store has no such operation. Anything else (200, NoSuchBucketPolicy...) got past authorisation.
-    if (outcome.ok || (outcome.status !== undefined && ![403, 405, 501].includes(outcome.status) && outcome.status < 500)) granted.push(`${name} ${said(outcome)}`);
-  }
+  ]);
   if (granted.length) {
     found('role-bucket-rights', `the role itself has rights on the bucket beyond its objects (${granted.join(', ')}): a credential that escapes its session policy could make the bucket public`, `give the role object actions only (${RECIPE})`);
+  }
+  const settings = await grantedProbes(bucketSettingsProbes(client, bucket));
+  if (settings.length) {
+    found(
+      'role-bucket-settings',
+      `the role itself reaches the bucket's own settings (${settings.join(', ')}): a credential that escapes its session policy could switch versioning on (a deleted prefix then leaves its objects behind as old versions), or change tags, CORS or who pays`,
+      options.issuer.mode === 'per-prefix'
+        ? "the store does not apply the per-prefix roles' Deny of the bucket's settings (sts-policies.ts BUCKET_SETTINGS_ACTIONS)"
+        : `add to the role's policy the Deny of the bucket's settings, each action named (a NotAction Deny is ignored by Ceph RGW 16), as in the ${RECIPE}`,
+    );
   }
   const publicPut = await attempt(() => client.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}role-public`, Body: 'open-inspection self-check', ACL: 'public-read' })));
   if (publicPut.ok && (await anonymouslyReadable(options, `${prefix}role-public`))) {
     found('role-public-acl', 'the role itself may store objects with the ACL public-read, readable by anyone', `deny ACL headers in the role's policy (${RECIPE}) and block public ACLs on the bucket`);
   }
   client.destroy();
+}
+
+/** The probes whose outcome got past authorisation, as "<name> <outcome>". */
+async function grantedProbes(probes: [string, () => Promise<unknown>][]): Promise<string[]> {
+  const granted: string[] = [];
+  for (const [name, call] of probes) {
+    const outcome = await attempt(call);
+    // 403: refused; 405/501: the store has no such operation. Anything else (200, NoSuchBucketPolicy, MalformedXML...) got past authorisation.
+    if (outcome.ok || (outcome.status !== undefined && ![403, 405, 501].includes(outcome.status) && outcome.status < 500)) granted.push(`${name} ${said(outcome)}`);
+  }
+  return granted;
+}
+
+/**
+ * Reads of the bucket's settings, and writes of them with a body the store refuses (see the head
+ * comment): denied they answer 403; allowed, 400, and nothing changed either way.
+ */
+export function bucketSettingsProbes(client: S3Client, bucket: string): [string, () => Promise<unknown>][] {
+  return [
+    ['GetBucketVersioning', () => client.send(new GetBucketVersioningCommand({ Bucket: bucket }))],
+    ['GetBucketCors', () => client.send(new GetBucketCorsCommand({ Bucket: bucket }))],
+    ['GetBucketTagging', () => client.send(new GetBucketTaggingCommand({ Bucket: bucket }))],
+    ['PutBucketVersioning', () => client.send(new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'open-inspection-self-check' as BucketVersioningStatus } }))],
+    ['PutBucketTagging', () => client.send(new PutBucketTaggingCommand({ Bucket: bucket, Tagging: { TagSet: [{ Key: 'k'.repeat(200), Value: 'open-inspection self-check' }] } }))],
+    ['PutBucketCors', () => client.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ AllowedMethods: ['SELFCHECK'], AllowedOrigins: ['https://self-check.invalid'] }] } }))],
+    ['PutBucketRequestPayment', () => client.send(new PutBucketRequestPaymentCommand({ Bucket: bucket, RequestPaymentConfiguration: { Payer: 'open-inspection-self-check' as Payer } }))],
+  ];
 }
 
 /** Whether a GET without credentials reads the object: path-style on the store's endpoint, else AWS's virtual host. */

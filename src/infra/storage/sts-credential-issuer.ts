@@ -109,7 +109,7 @@ export class StsCredentialIssuer implements CredentialIssuer {
         endpoint: this.settings.publicEndpoint,
       };
     } catch (err) {
-      const failure = describeStsFailure(err, { roleArn, durationSeconds: duration, endpoint: this.settings.stsEndpoint });
+      const failure = describeStsFailure(err, { roleArn, durationSeconds: duration, endpoint: this.settings.stsEndpoint, trustedPrincipalArn: this.settings.roles?.trustedPrincipalArn });
       this.settings.logger?.error({ code: failure.code, status: failure.status, roleArn, bucket, prefix, writable, durationSeconds: duration, mode: this.mode }, `storage credentials: ${failure.words}`);
       throw unavailable(`Storage credentials could not be issued: ${failure.words}.`);
     }

@@ -52,6 +52,8 @@ export interface StsCallContext {
   roleArn: string | undefined;
   durationSeconds: number;
   endpoint: string | undefined;
+  /** Per-prefix mode: S3_USER_ARN, the only principal its roles trust. */
+  trustedPrincipalArn?: string;
 }
 
 /** The code and status of an SDK or IAM error, whichever layer threw it. */
@@ -86,6 +88,10 @@ export function describeStsFailure(err: unknown, context: StsCallContext): StsFa
       : "S3_ROLE_ARN is unset and the store has no role of the placeholder ARN then sent: set S3_ROLE_ARN to the role the README's recipe creates (only MinIO and the `storage` command ignore the role)";
   }
   else if (isDurationRefusal(err)) words = `the store refused a lifetime of ${context.durationSeconds} s for role ${role}: the role's maximum session duration is shorter (set STORAGE_CREDENTIALS_TTL at most to it, or raise the role's MaxSessionDuration)`;
+  else if ((code === 'AccessDenied' || code === 'AccessDeniedException') && context.trustedPrincipalArn) {
+    // The per-prefix roles are ours and trust S3_USER_ARN only: a refusal means it is not S3_ACCESS_KEY_ID's user.
+    words = `the store refused to let S3_ACCESS_KEY_ID assume the per-prefix role ${role}, which trusts S3_USER_ARN (${context.trustedPrincipalArn}) only: set S3_USER_ARN to the ARN of S3_ACCESS_KEY_ID's user (Ceph RGW: arn:aws:iam:::user/<uid>; AWS: arn:aws:iam::<account>:user/<name>)`;
+  }
   else if (code === 'AccessDenied' || code === 'AccessDeniedException') words = `the store refused to let S3_ACCESS_KEY_ID assume role ${role}: the role's trust policy must allow the services' user`;
   else if (code === 'MalformedPolicyDocument' || code === 'MalformedPolicyDocumentException' || code === 'PackedPolicyTooLarge' || code === 'PackedPolicyTooLargeException') words = `the store refused the session policy (${code})`;
   else if (['InvalidClientTokenId', 'SignatureDoesNotMatch', 'InvalidAccessKeyId', 'Unknown'].includes(code) && status === 403) words = `the store does not accept S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY`;
