@@ -9,8 +9,11 @@
 // the descriptor shortage), each timed from its scheduled send to its answer. The anchor is the
 // same 100 calls on the same server before the flood. A call that fails (reset, refused) is
 // counted, and the API's downtime is the time from the flood until a call answers again.
+// `--target api` (issue 40 §4): the flood is the audit's instead, 2,048 connections from one
+// address (127.0.0.2) to the inspection API's own port, each with an unfinished request head; the
+// calls come from 127.0.0.1.
 //
-//   node --import tsx bench/connection-flood.ts [--rounds N] [--connections N]   (standalone)
+//   node --import tsx bench/connection-flood.ts [--rounds N] [--connections N] [--target api]   (standalone)
 //   npm run bench -- --only connection-flood                                     (bench/run.ts)
 import fs from 'node:fs';
 import http from 'node:http';
@@ -23,8 +26,21 @@ import { openIdleConnections } from '../test/helpers/connection-flood.ts';
 
 const CALLS = 100;
 const SPACING_MS = 20;
-const ATTACKERS = 2;
-const ADDRESSES_PER_ATTACKER = 20;
+
+/** Who floods which port: the S3 port from many addresses (issue 27), or the API port from one (issue 40). */
+interface Scenario {
+  target: 'storage' | 'api';
+  attackers: number;
+  addressesPerAttacker: number;
+  /** Each connection sends a request line and a header, never the blank line that ends the head. */
+  unfinished: boolean;
+}
+const SCENARIOS: Record<Scenario['target'], Scenario> = {
+  storage: { target: 'storage', attackers: 2, addressesPerAttacker: 20, unfinished: false },
+  api: { target: 'api', attackers: 1, addressesPerAttacker: 1, unfinished: true },
+};
+/** The audit's flood of the API port (issue 40 §4): the default cap of 2,048 connections. */
+const API_FLOOD = 2048;
 
 /** p99 of the values: the value below which 99 % lie (nearest rank). */
 function p99(values: number[]): number {
@@ -72,13 +88,14 @@ async function secondsUntilAnswered(account: BenchAccount, url: string, since: n
 }
 
 /** Starts the attackers; resolves once every connection has been opened (or refused). */
-async function flood(port: number, connections: number): Promise<{ attackers: Child[]; held: number }> {
-  const each = Math.ceil(connections / ATTACKERS);
+async function flood(port: number, connections: number, scenario: Scenario): Promise<{ attackers: Child[]; held: number }> {
+  const each = Math.ceil(connections / scenario.attackers);
+  // Addresses from 127.0.0.2: the calls measured come from 127.0.0.1, which must not share a per-address cap with the attack.
   const attackers = await Promise.all(
-    Array.from({ length: ATTACKERS }, (_, a) =>
+    Array.from({ length: scenario.attackers }, (_, a) =>
       spawnNode({
         name: `attacker-${a + 1}`,
-        args: ['bench/connection-flood.ts', '--attack', String(port), String(each), String(1 + a * ADDRESSES_PER_ATTACKER)],
+        args: ['bench/connection-flood.ts', '--attack', String(port), String(each), String(2 + a * scenario.addressesPerAttacker), String(scenario.addressesPerAttacker), scenario.unfinished ? 'unfinished' : 'silent'],
         ready: (output) => /flood: \d+ open/.test(output),
         timeoutMs: 300_000,
       }),
@@ -94,9 +111,12 @@ function ownOpenFileLimit(): number {
   return soft === undefined ? 1024 : soft === 'unlimited' ? Infinity : Number(soft);
 }
 
-export async function runConnectionFlood(options: Pick<BenchOptions, 'rounds'> & { connections?: number }): Promise<BenchResult> {
+export async function runConnectionFlood(options: Pick<BenchOptions, 'rounds'> & { connections?: number; target?: Scenario['target'] }): Promise<BenchResult> {
+  const scenario = SCENARIOS[options.target ?? 'storage'];
+  const ATTACKERS = scenario.attackers;
   // ~20,000, or what the attackers may hold: a few descriptors of each are not sockets.
-  const connections = options.connections ?? Math.min(20_000, ATTACKERS * (ownOpenFileLimit() - 100));
+  const connections = options.connections ?? (scenario.target === 'api' ? API_FLOOD : Math.min(20_000, ATTACKERS * (ownOpenFileLimit() - 100)));
+  const flooded = scenario.target === 'api' ? `${connections} idle API connections with unfinished requests from one address` : `${connections} idle S3 connections`;
   const server = await startServer({ name: 'connection-flood', database: 'pglite', entry: 'main', env: { ENGINE: 'exif' } });
   const idle: number[] = [];
   const during: number[] = [];
@@ -109,11 +129,11 @@ export async function runConnectionFlood(options: Pick<BenchOptions, 'rounds'> &
     const account = await loginDemo(server);
     const inspection = await newInspection(account, 'flood');
     const url = `${server.urls.inspection}/v1/inspections/${inspection.id}/`;
-    const port = Number(new URL(server.urls.storage).port);
+    const port = Number(new URL(scenario.target === 'api' ? server.urls.inspection : server.urls.storage).port);
     await timedCalls(account, url); // warm-up, never measured
     for (let round = 0; round < options.rounds; round++) {
       idle.push(p99((await timedCalls(account, url)).ms));
-      const { attackers, held } = await flood(port, connections);
+      const { attackers, held } = await flood(port, connections, scenario);
       const floodedAt = performance.now();
       try {
         const calls = await timedCalls(account, url);
@@ -139,7 +159,7 @@ export async function runConnectionFlood(options: Pick<BenchOptions, 'rounds'> &
     { benchmark: 'connection-flood', metric: `anchor: GET inspection p99 of ${CALLS}, no flood`, unit: 'ms', summary: summarise(idle) },
     {
       benchmark: 'connection-flood',
-      metric: `GET inspection p99 of ${CALLS} during ${connections} idle S3 connections`,
+      metric: `GET inspection p99 of ${CALLS} during ${flooded}`,
       unit: 'ms',
       summary: summarise(during),
       ratio: summarise(during.map((v, i) => v / idle[i])),
@@ -151,14 +171,15 @@ export async function runConnectionFlood(options: Pick<BenchOptions, 'rounds'> &
     { benchmark: 'connection-flood', metric: 'API unreachable after the flood began', unit: 's', summary: summarise(downtime) },
   ];
   notes.push(
-    `connection-flood: server src/main.ts serve on PGlite, open-file limit ${openFiles}; ${ATTACKERS} attacker processes × ${Math.ceil(connections / ATTACKERS)} connections from ${ADDRESSES_PER_ATTACKER} addresses each; ${CALLS} calls one every ${SPACING_MS} ms, each on a new connection, timed from its scheduled send (open loop)`,
+    `connection-flood: server src/main.ts serve on PGlite, open-file limit ${openFiles}; ${ATTACKERS} attacker process(es) × ${Math.ceil(connections / ATTACKERS)} connections to the ${scenario.target} port from ${scenario.addressesPerAttacker} address(es) each${scenario.unfinished ? ', each with an unfinished request head' : ', nothing sent'}; ${CALLS} calls one every ${SPACING_MS} ms, each on a new connection, timed from its scheduled send (open loop)`,
   );
   return { rows, memory: [], notes };
 }
 
-/** The attacker: opens `count` idle connections, reports how many stay open, holds them until killed. */
-async function attack(port: number, count: number, firstAddress: number): Promise<void> {
-  const connections = await openIdleConnections(port, count, { addresses: ADDRESSES_PER_ATTACKER, firstAddress, batch: 500 });
+/** The attacker: opens `count` idle connections (`unfinished`: each sends an unfinished request head), reports how many stay open, holds them until killed. */
+async function attack(port: number, count: number, firstAddress: number, addresses: number, unfinished: boolean): Promise<void> {
+  const connections = await openIdleConnections(port, count, { addresses, firstAddress, batch: 500 });
+  if (unfinished) for (const socket of connections.open()) socket.write('GET /v1/inspections/ HTTP/1.1\r\nHost: 127.0.0.1\r\n');
   // Connections waiting in the kernel's accept queue look open until the server takes and drops them.
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   console.log(`flood: ${connections.open().length} open, ${connections.closed().length} closed`);
@@ -172,9 +193,10 @@ if (process.argv[1] && import.meta.url.endsWith(path.basename(process.argv[1])))
   };
   const at = process.argv.indexOf('--attack');
   if (at > 0) {
-    await attack(Number(process.argv[at + 1]), Number(process.argv[at + 2]), Number(process.argv[at + 3]));
+    await attack(Number(process.argv[at + 1]), Number(process.argv[at + 2]), Number(process.argv[at + 3]), Number(process.argv[at + 4]), process.argv[at + 5] === 'unfinished');
   } else {
-    const result = await runConnectionFlood({ rounds: Number(arg('--rounds') ?? 1), connections: arg('--connections') ? Number(arg('--connections')) : undefined });
+    const target = arg('--target') === 'api' ? 'api' : 'storage';
+    const result = await runConnectionFlood({ rounds: Number(arg('--rounds') ?? 1), connections: arg('--connections') ? Number(arg('--connections')) : undefined, target });
     console.log(`\n${renderTable(result.rows)}\n`);
     for (const note of result.notes) console.log(`- ${note}`);
   }
