@@ -5,14 +5,18 @@
 // WEBHOOK_ALLOW_PRIVATE_ADDRESSES; other organizations' 404; the secret never shown or logged again.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import dns from 'node:dns';
 import http from 'node:http';
 import os from 'node:os';
 import { Writable } from 'node:stream';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import pino from 'pino';
+import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { isForbiddenAddress } from '../src/infra/webhooks/outbound.ts';
+import { WebhookCore } from '../src/infra/webhooks/webhook-core.ts';
+import { DEFAULT_RETRY_POLICY, SecretBox } from '../src/infra/webhooks/signing.ts';
 import { startTestSystem, type TestSystem } from './helpers/test-system.ts';
 import { assertNoServerErrors, outbox, processedInspection, waitFor } from './helpers/inspection-fixtures.ts';
 
@@ -272,4 +276,117 @@ test('without the setting, a host name that resolves to a private address passes
   assert.match(first.error, /private/);
   assert.equal(first.succeeded, false);
   assert.equal(rx.received.filter((r) => r.path === '/rebound').length, 0, 'nothing reached the receiver');
+});
+
+/** A receiver that accepts connections and never answers; `open` counts the connections it holds. */
+async function deadReceiver() {
+  const sockets = new Set<net.Socket>();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    accepted: () => accepted,
+    close: () => new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+test("one organization's 20 receivers that never answer do not hold back another organization's event", async (t) => {
+  const dead = await deadReceiver();
+  const slow = await system.newAccount();
+  const other = await system.newAccount();
+  try {
+    const hooks = [];
+    for (let i = 0; i < 20; i++) hooks.push(await slow.client.expect(201, 'POST', '/v1/webhooks/', { url: `${dead.base}/dead-${i}`, events: ['inspection.status_changed'] }));
+    await other.client.expect(201, 'POST', '/v1/webhooks/', { url: `${rx.base}/fair`, events: ['inspection.status_changed'] });
+    const asset = await slow.client.createAsset({ name: 'Mast', type: 1, latitude: '46.5', longitude: '6.5' } as never);
+    const inspection = await slow.client.createInspection({ asset: asset.id, name: 'Dead receivers' });
+    for (let i = 0; i < 5; i++) await slow.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/`, { status: i % 2 === 0 ? 2 : 1 });
+    await waitFor('the dead receivers holding deliveries', async () => dead.accepted() > 0);
+
+    const otherAsset = await other.client.createAsset({ name: 'Mast', type: 1, latitude: '46.5', longitude: '6.5' } as never);
+    const otherInspection = await other.client.createInspection({ asset: otherAsset.id, name: 'Next door' });
+    const started = Date.now();
+    await other.client.expect(200, 'PATCH', `/v1/inspections/${otherInspection.id}/`, { status: 2 });
+    const hookIds = hooks.map((h) => h.id);
+    const slowAttempts = () => system.inspection.db.selectFrom('inspection.webhook_attempts').select('id').where('webhook_id', 'in', hookIds).execute();
+    // Fair: the other organization's event arrives while the 100 dead deliveries still wait
+    // (none of their first attempts has even timed out yet); unfair: it waits behind them.
+    const outcome = await waitFor('the other organization’s event, or a dead delivery’s time-out first', async () => {
+      if (rx.received.some((r) => r.path === '/fair')) return 'delivered';
+      return (await slowAttempts()).length > 0 && 'a dead delivery timed out first';
+    });
+    const elapsed = Date.now() - started;
+    assert.equal(outcome, 'delivered');
+    console.log(`webhook fairness: the other organization's event delivered in ${elapsed} ms, next to 20 receivers that never answer (${dead.accepted()} connections held)`);
+    t.diagnostic(`other organization's delivery: ${elapsed} ms`);
+    const pending = await system.inspection.db.selectFrom('inspection.webhook_messages').select('id').where('webhook_id', 'in', hookIds).where('state', '=', 'pending').execute();
+    assert.equal(pending.length, 100, "the slow organization's 100 deliveries are all still pending");
+  } finally {
+    // Nothing more for the rest of the file: the subscriptions go, the dead receiver too.
+    for (const id of (await slow.client.expect(200, 'GET', '/v1/webhooks/')).map((h: { id: number }) => h.id)) await slow.client.expect(204, 'DELETE', `/v1/webhooks/${id}/`);
+    await dead.close();
+  }
+});
+
+test('a receiver that gives no answer three times in a row is paused: its next deliveries wait for the pause without an attempt', async () => {
+  // A port nobody listens on: every connection is refused at once (no answer).
+  const closed = await deadReceiver();
+  await closed.close();
+  const account = await system.newAccount();
+  const hook = await account.client.expect(201, 'POST', '/v1/webhooks/', { url: `${closed.base}/gone`, events: ['inspection.status_changed'] });
+  try {
+    const asset = await account.client.createAsset({ name: 'Mast', type: 1, latitude: '46.5', longitude: '6.5' } as never);
+    const inspection = await account.client.createInspection({ asset: asset.id, name: 'Paused' });
+    for (let i = 0; i < 3; i++) await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/`, { status: i % 2 === 0 ? 2 : 1 });
+    // Without the pause: 3 events x 3 attempts (retries at once). With it: the third unanswered
+    // attempt pauses the subscription and what is left waits for the pause's end (60 s).
+    const deferred = await waitFor('a delivery deferred to the end of the pause', async () => {
+      const pending = await system.inspection.db.selectFrom('inspection.webhook_messages').select('id').where('webhook_id', '=', hook.id).where('state', '=', 'pending').execute();
+      if (pending.length === 0) return []; // every event given up: no pause
+      const ids = pending.map((m) => String(m.id));
+      const { rows } = await sql<{ start_after: Date }>`select start_after from pgboss.job where name = 'inspection.deliver-webhook' and state = 'created' and data->>'messageId' in (${sql.join(ids)})`.execute(system.inspection.db);
+      return rows.length === pending.length && rows.every((r) => new Date(r.start_after).getTime() > Date.now() + 30_000) && rows;
+    });
+    assert.ok(deferred.length >= 1, 'deliveries wait for the pause');
+    const log = await account.client.expect(200, 'GET', `/v1/webhooks/${hook.id}/deliveries/`);
+    assert.ok(log.length >= 3 && log.length <= 4, `attempts before the pause: ${log.length} (two may have been under way at once)`);
+    assert.ok(log.every((d: { status_code: number | null; error: string }) => d.status_code === null && /Connection failed/.test(d.error)), JSON.stringify(log));
+  } finally {
+    await account.client.expect(204, 'DELETE', `/v1/webhooks/${hook.id}/`);
+  }
+});
+
+test("a subscription's backlog is bounded: beyond it the oldest waiting event is given up, and its delivery log says so", async () => {
+  const account = await system.newAccount();
+  const hook = await account.client.expect(201, 'POST', '/v1/webhooks/', { url: `${rx.base}/backlog`, events: ['inspection.status_changed'] });
+  // The service's own core, with a bound of 3 and no delivery jobs: the events stay waiting.
+  const core = new WebhookCore({
+    db: system.inspection.db,
+    schema: 'inspection',
+    sendJob: async () => undefined,
+    tenantOf: () => 'test',
+    box: new SecretBox(crypto.randomBytes(32)),
+    options: { allowPrivate: true, retry: DEFAULT_RETRY_POLICY, timeoutMs: 1000, maxPendingEvents: 3 },
+    logger: pino({ level: 'silent' }),
+  });
+  const events = [1, 2, 3, 4, 5].map((n) => ({ type: 'inspection.status_changed', data: { n } }));
+  await system.inspection.db.transaction().execute((trx) => core.emit(trx, (q) => q.where('id', '=', hook.id) as typeof q, events));
+  const messages = await system.inspection.db.selectFrom('inspection.webhook_messages').select(['body', 'state']).where('webhook_id', '=', hook.id).orderBy('id').execute();
+  assert.deepEqual(
+    messages.map((m) => [JSON.parse(m.body).data.n, m.state]),
+    [[1, 'failed'], [2, 'failed'], [3, 'pending'], [4, 'pending'], [5, 'pending']],
+  );
+  const log = await account.client.expect(200, 'GET', `/v1/webhooks/${hook.id}/deliveries/`);
+  assert.equal(log.length, 2);
+  assert.ok(log.every((d: { status_code: number | null; error: string; succeeded: boolean }) => d.status_code === null && /Given up: more than 3 events were waiting/.test(d.error) && !d.succeeded));
+  await account.client.expect(204, 'DELETE', `/v1/webhooks/${hook.id}/`);
 });

@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig, ConfigError } from '../src/config.ts';
 import { DEFAULT_RETRY_POLICY, nextRetrySeconds } from '../src/infra/webhooks/signing.ts';
+import { CircuitBreaker, PAUSE_SECONDS } from '../src/infra/webhooks/circuit-breaker.ts';
 import { isForbiddenAddress, MAX_BODY_BYTES, MAX_RESPONSE_BYTES, OutboundError, postSafely, urlProblem } from '../src/infra/webhooks/outbound.ts';
 
 async function server(handler: http.RequestListener): Promise<{ port: number; requests: http.IncomingMessage[]; close(): Promise<void> }> {
@@ -142,4 +143,26 @@ test('retry schedule: 30 s doubling, at most 6 h apart, within 24 h of the first
   assert.equal(delays.length + 1, 13, '13 attempts');
   assert.ok(elapsed <= 24 * 3600 && Math.max(...delays) === 6 * 3600);
   assert.equal(nextRetrySeconds({ baseSeconds: 0, maxAttempts: 3, windowSeconds: 86400 }, 3, 0), undefined, 'WEBHOOK_MAX_ATTEMPTS bounds them');
+});
+
+test('circuit breaker: three unanswered attempts pause a subscription; after the pause one probe goes, the others wait for it; an answer closes it', () => {
+  let now = 1_000_000;
+  const breaker = new CircuitBreaker(10_000, () => now);
+  assert.equal(breaker.admit(1), true);
+  assert.deepEqual([breaker.unanswered(1), breaker.unanswered(1)], [false, false]);
+  breaker.answered(1); // any answer, even a 500, clears the count
+  assert.deepEqual([breaker.unanswered(1), breaker.unanswered(1), breaker.unanswered(1)], [false, false, true]);
+  assert.equal(breaker.waitSeconds(1), PAUSE_SECONDS);
+  assert.equal(breaker.admit(1), false, 'paused');
+  assert.equal(breaker.waitSeconds(2), 0, 'another subscription is not paused');
+  now += PAUSE_SECONDS * 1000;
+  assert.equal(breaker.admit(1), true, 'the probe');
+  assert.equal(breaker.admit(1), false, 'the others wait for the probe');
+  assert.equal(breaker.waitSeconds(1), 11, 'for at most the time limit and a second');
+  assert.equal(breaker.unanswered(1), true, 'the probe got no answer: paused again');
+  assert.equal(breaker.waitSeconds(1), PAUSE_SECONDS);
+  now += PAUSE_SECONDS * 1000;
+  assert.equal(breaker.admit(1), true);
+  breaker.answered(1);
+  assert.deepEqual([breaker.admit(1), breaker.admit(1), breaker.waitSeconds(1)], [true, true, 0], 'closed');
 });

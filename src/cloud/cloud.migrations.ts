@@ -244,4 +244,12 @@ export const cloudMigrations: MigrationSet = {
       );
     },
   },
+  // Issue 40 §3: the waiting events of a subscription, found by its bounded backlog and by the
+  // delivery's "older event first" rule (infra/webhooks/webhook-core.ts) without reading every
+  // message ever sent.
+  '0012_webhook_pending_index': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `create index webhook_messages_pending on cloud.webhook_messages (webhook_id, id) where state = 'pending'`);
+    },
+  },
 };

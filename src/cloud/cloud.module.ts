@@ -15,7 +15,7 @@ import type { CloudJobs } from './cloud.jobs.ts';
 import { CloudWebhookService } from './webhooks/cloud-webhooks.ts';
 import { CloudMailService } from './notifications/cloud-mail.ts';
 import type { Mailer } from '../infra/mail/mailer.ts';
-import type { WebhookOptions } from '../infra/webhooks/webhook-core.ts';
+import { DELIVERIES_PER_TENANT, DELIVERY_WORKERS, type WebhookOptions } from '../infra/webhooks/webhook-core.ts';
 import { SecretBox, DEFAULT_RETRY_POLICY } from '../infra/webhooks/signing.ts';
 import { DEFAULT_TIMEOUT_MS } from '../infra/webhooks/outbound.ts';
 import { OAuthService } from './auth/oauth.service.ts';
@@ -116,7 +116,7 @@ export class CloudModule {
     const handlers: JobHandlers<CloudJobs> = {
       'cloud.process-project': { handler: ({ projectId }) => this.processor.process(projectId), concurrency: 1, expireInSeconds: 24 * 3600 },
       'cloud.build-inputs-zip': { handler: ({ projectId, outputId }) => this.bundles.build(projectId, outputId), concurrency: 2, expireInSeconds: BUILD_EXPIRY_SECONDS },
-      'cloud.deliver-webhook': { handler: ({ messageId }) => this.webhooks.deliver(messageId), concurrency: 4 },
+      'cloud.deliver-webhook': { handler: ({ messageId }) => this.webhooks.deliver(messageId), concurrency: DELIVERY_WORKERS, groupConcurrency: DELIVERIES_PER_TENANT },
       // A failed sending is logged by the queue and retried; it never touches the project. One at
       // a time, in the order queued: a project that fails at once queues "started" and "failed"
       // a few milliseconds apart, and two workers sent them the wrong way round.

@@ -56,6 +56,7 @@ import { RetentionService } from './retention/retention.service.ts';
 import { WebhookService, type WebhookOptions } from './webhooks/webhook.service.ts';
 import { SecretBox, DEFAULT_RETRY_POLICY } from '../infra/webhooks/signing.ts';
 import { DEFAULT_TIMEOUT_MS } from '../infra/webhooks/outbound.ts';
+import { DELIVERIES_PER_TENANT, DELIVERY_WORKERS } from '../infra/webhooks/webhook-core.ts';
 
 export interface InspectionModuleOptions {
   database: Database;
@@ -224,7 +225,7 @@ export class InspectionModule {
       'inspection.delete-resources': { handler: (payload) => this.deletion.deleteResources(payload), concurrency: 2 },
       'inspection.retention-sweep': { handler: async ({ now }) => void (await this.retention.sweep(now ? new Date(now) : new Date())), concurrency: 1 },
       'inspection.purge-data': { handler: ({ inspectionId }) => this.retention.purge(inspectionId), concurrency: 2 },
-      'inspection.deliver-webhook': { handler: ({ messageId }) => this.webhooks.deliver(messageId), concurrency: 4 },
+      'inspection.deliver-webhook': { handler: ({ messageId }) => this.webhooks.deliver(messageId), concurrency: DELIVERY_WORKERS, groupConcurrency: DELIVERIES_PER_TENANT },
     };
     jobs.register(handlers);
     jobs.schedule<InspectionJobs, 'inspection.retention-sweep'>('inspection.retention-sweep', retention.schedule, {});

@@ -31,7 +31,8 @@ export class CloudWebhookService {
       box,
       options,
       logger,
-      sendJob: (trx, messageId, delaySeconds) => jobs.send<CloudJobs, 'cloud.deliver-webhook'>('cloud.deliver-webhook', { messageId }, { trx, startAfterSeconds: delaySeconds }),
+      sendJob: (trx, messageId, { tenant, delaySeconds }) => jobs.send<CloudJobs, 'cloud.deliver-webhook'>('cloud.deliver-webhook', { messageId }, { trx, startAfterSeconds: delaySeconds, group: tenant }),
+      tenantOf: (webhook) => `organization-${webhook.organization_id}`,
       disabled,
     });
   }

@@ -39,6 +39,12 @@ export type JobHandlers<C extends JobCatalogue> = {
     handler: (data: C[N]) => Promise<void>;
     /** Parallel jobs of this kind per process. */
     concurrency?: number;
+    /**
+     * Jobs of one group (`QueueSendOptions.group`) running at once, across every process: the
+     * others of that group stay queued and the workers take other groups' jobs (pg-boss's
+     * groupConcurrency, checked when a job is fetched), so one group cannot hold every worker.
+     */
+    groupConcurrency?: number;
     retryLimit?: number;
     retryDelaySeconds?: number;
     /** Hard limit of one run. */
@@ -53,6 +59,8 @@ export interface QueueSendOptions {
   /** At most one queued-or-active job with this key. */
   singletonKey?: string;
   startAfterSeconds?: number;
+  /** The group the job counts against (JobHandlers' groupConcurrency), e.g. a tenant. */
+  group?: string;
 }
 
 export interface JobQueueOptions {
@@ -131,7 +139,13 @@ export class JobQueue {
     for (const [name, definition] of this.handlers) {
       const workerId = await this.boss.work(
         name,
-        { localConcurrency: definition.concurrency ?? 1, pollingIntervalSeconds: POLLING_SECONDS, notifyPollingIntervalSeconds: NOTIFY_BACKSTOP_SECONDS, batchSize: 1 },
+        {
+          localConcurrency: definition.concurrency ?? 1,
+          ...(definition.groupConcurrency ? { groupConcurrency: definition.groupConcurrency } : {}),
+          pollingIntervalSeconds: POLLING_SECONDS,
+          notifyPollingIntervalSeconds: NOTIFY_BACKSTOP_SECONDS,
+          batchSize: 1,
+        },
         async (jobs: Job<object>[]) => {
           for (const job of jobs) {
             const log = this.options.logger.child({ job: name, jobId: job.id });
@@ -162,6 +176,7 @@ export class JobQueue {
   async send<C extends JobCatalogue, N extends keyof C & string>(name: N, data: C[N], options: QueueSendOptions = {}): Promise<void> {
     const sendOptions: SendOptions = {};
     if (options.singletonKey) sendOptions.singletonKey = options.singletonKey;
+    if (options.group) sendOptions.group = { id: options.group };
     if (options.startAfterSeconds) sendOptions.startAfter = options.startAfterSeconds;
     if (options.trx) sendOptions.db = fromKysely(options.trx);
     await this.boss.send(name, data, sendOptions);

@@ -11,11 +11,26 @@
 // between) disable it. Its owner enables it again (setEnabled: PATCH with {"enabled": true}), which
 // clears the reason and the count; events of the time it was disabled are not sent (none were
 // queued for it), the events after are.
+//
+// Fairness between tenants (issue 40 §3): every delivery job belongs to its subscription's tenant
+// (`tenantOf`: an organization, or a user without one) and at most DELIVERIES_PER_TENANT of a
+// tenant's jobs run at once across all processes (pg-boss group concurrency: the others stay queued
+// and the workers take other tenants' jobs), out of DELIVERY_WORKERS per process. A tenant whose
+// receivers never answer thus holds two workers at most, and only its own deliveries queue behind
+// them. A subscription whose receiver gives no answer several times in a row is paused for a while
+// (circuit-breaker.ts) instead of holding even those. And a subscription keeps at most
+// MAX_PENDING_EVENTS events waiting: when a new one would exceed it, the oldest waiting event is
+// given up (its delivery log says so), so a dead receiver's backlog, and the jobs that carry it,
+// stay bounded.
+//
+// Past 350 lines: subscriptions, queuing and delivery share this file's table names and rules; the
+// address rule (outbound.ts), signing and retries (signing.ts) and the breaker live apart.
 import crypto from 'node:crypto';
 import type { Kysely, SelectQueryBuilder, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { notFound, ValidationError } from '../http/errors.ts';
 import { OutboundError, postSafely, urlProblem } from './outbound.ts';
+import { CircuitBreaker } from './circuit-breaker.ts';
 import { newWebhookSecret, nextRetrySeconds, signedHeaders, type RetryPolicy, type SecretBox } from './signing.ts';
 
 /** Messages in a row whose every attempt failed before a subscription is disabled. */
@@ -26,6 +41,12 @@ const ORDER_WAIT_SECONDS = 1;
 export const DISABLED_BY_OWNER = 'Disabled by its owner.';
 /** Subscriptions per owner. */
 export const MAX_WEBHOOKS = 20;
+/** Delivery jobs running at once per process (each mostly waits for a receiver). */
+export const DELIVERY_WORKERS = 16;
+/** Delivery jobs of one tenant running at once, across every process (see the top of the file). */
+export const DELIVERIES_PER_TENANT = 2;
+/** Events waiting for one subscription at most (see the top of the file). */
+export const MAX_PENDING_EVENTS = 1000;
 
 /** DDL of a service's webhook tables; `ownerColumns`: its owner columns (SQL column definitions). */
 export function webhookTablesDdl(schema: 'inspection' | 'cloud', ownerColumns: string): string {
@@ -69,6 +90,8 @@ export interface WebhookOptions {
   allowPrivate: boolean;
   retry: RetryPolicy;
   timeoutMs: number;
+  /** Default MAX_PENDING_EVENTS (tests set fewer). */
+  maxPendingEvents?: number;
 }
 
 export interface WebhookRecord {
@@ -111,8 +134,10 @@ export type Scope = <Q extends SelectQueryBuilder<any, any, any>>(query: Q) => Q
 export interface WebhookCoreDeps {
   db: AnyDb;
   schema: 'inspection' | 'cloud';
-  /** Queues the delivery job of a message (in `trx`), after `delaySeconds`. */
-  sendJob(trx: AnyTrx, messageId: number, delaySeconds?: number): Promise<void>;
+  /** Queues the delivery job of a message (in `trx`), after `delaySeconds`, in its tenant's group. */
+  sendJob(trx: AnyTrx, messageId: number, job: { tenant: string; delaySeconds?: number }): Promise<void>;
+  /** The tenant a subscription's deliveries count against (a key of its owner columns). */
+  tenantOf(webhook: Record<string, unknown>): string;
   box: SecretBox;
   options: WebhookOptions;
   logger: Logger;
@@ -122,9 +147,11 @@ export interface WebhookCoreDeps {
 
 export class WebhookCore {
   private readonly t: { webhooks: string; messages: string; attempts: string };
+  private readonly breaker: CircuitBreaker;
 
   constructor(private readonly deps: WebhookCoreDeps) {
     this.t = { webhooks: `${deps.schema}.webhooks`, messages: `${deps.schema}.webhook_messages`, attempts: `${deps.schema}.webhook_attempts` };
+    this.breaker = new CircuitBreaker(deps.options.timeoutMs);
   }
 
   // Subscriptions
@@ -165,6 +192,7 @@ export class WebhookCore {
     const values = enabled ? { disabled_at: null, disabled_reason: null, failed_events: 0 } : { disabled_at: new Date(), disabled_reason: DISABLED_BY_OWNER };
     const updated = await this.deps.db.updateTable(this.t.webhooks).set(values).where('id', '=', row.id).returningAll().executeTakeFirst();
     if (!updated) throw notFound('Webhook'); // deleted meanwhile
+    if (enabled) this.breaker.forget(row.id); // its owner says the receiver is back: try at once
     return toRecord(updated as WebhookRow);
   }
 
@@ -172,6 +200,7 @@ export class WebhookCore {
     const row = await this.find(scope, id);
     const result = await this.deps.db.deleteFrom(this.t.webhooks).where('id', '=', row.id).executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) throw notFound('Webhook');
+    this.breaker.forget(row.id);
   }
 
   /** The delivery log, newest first (at most `limit` attempts). */
@@ -208,33 +237,60 @@ export class WebhookCore {
   /** Queues `events` for the active subscriptions of `scope` that asked for them, in `trx`. */
   async emit(trx: AnyTrx, scope: Scope, events: WebhookEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const subscriptions = (await scope(trx.selectFrom(this.t.webhooks)).select(['id', 'events']).where('disabled_at', 'is', null).execute()) as { id: number; events: string[] }[];
+    const subscriptions = (await scope(trx.selectFrom(this.t.webhooks)).selectAll().where('disabled_at', 'is', null).execute()) as WebhookRow[];
     for (const event of events) {
       for (const subscription of subscriptions) {
         if (!subscription.events.includes(event.type)) continue;
         const uid = `msg_${crypto.randomUUID().replaceAll('-', '')}`;
         const body = JSON.stringify({ type: event.type, timestamp: new Date().toISOString(), data: event.data });
         const { id } = await trx.insertInto(this.t.messages).values({ uid, webhook_id: subscription.id, event: event.type, body }).returning('id').executeTakeFirstOrThrow();
-        await this.deps.sendJob(trx, Number(id));
+        await this.deps.sendJob(trx, Number(id), { tenant: this.deps.tenantOf(subscription) });
+        await this.dropOverflow(trx, subscription.id);
       }
     }
+  }
+
+  /** Gives up the oldest waiting events of a subscription beyond its bound (their jobs find them no longer pending). */
+  private async dropOverflow(trx: AnyTrx, webhookId: number): Promise<void> {
+    const bound = this.deps.options.maxPendingEvents ?? MAX_PENDING_EVENTS;
+    const pending = () => trx.selectFrom(this.t.messages).where('webhook_id', '=', webhookId).where('state', '=', 'pending');
+    const edge = await pending().select('id').orderBy('id', 'desc').offset(bound).limit(1).executeTakeFirst();
+    if (!edge) return;
+    const dropped = await trx
+      .updateTable(this.t.messages)
+      .set({ state: 'failed' })
+      .where('webhook_id', '=', webhookId)
+      .where('state', '=', 'pending')
+      .where('id', '<=', edge.id)
+      .returning(['id', 'attempts'])
+      .execute();
+    const error = `Given up: more than ${bound} events were waiting for this receiver, and this was the oldest.`;
+    for (const m of dropped) await trx.insertInto(this.t.attempts).values({ message_id: m.id, webhook_id: webhookId, attempt: m.attempts + 1, status_code: null, error }).execute();
+    this.deps.logger.info({ webhookId, dropped: dropped.length }, 'webhook backlog full; oldest events given up');
   }
 
   // Delivery (the delivery job; idempotent: a message no longer pending is left alone)
 
   async deliver(messageId: number): Promise<void> {
     const { db, options } = this.deps;
-    const message = await db
+    const found = await db
       .selectFrom(`${this.t.messages} as m`)
       .innerJoin(`${this.t.webhooks} as w`, 'w.id', 'm.webhook_id')
-      .select(['m.id', 'm.uid', 'm.body', 'm.state', 'm.attempts', 'm.created_at', 'w.id as webhook_id', 'w.url', 'w.secret_sealed', 'w.disabled_at'])
+      .selectAll('w')
+      .select(['m.id as message_id', 'm.uid', 'm.body', 'm.state', 'm.attempts', 'm.created_at as message_created_at'])
       .where('m.id', '=', messageId)
       .executeTakeFirst();
-    if (!message || message.state !== 'pending') return;
-    if (message.disabled_at) {
+    if (!found || found.state !== 'pending') return;
+    const webhook = found as unknown as WebhookRow;
+    const message = { id: found.message_id, uid: found.uid, body: found.body, attempts: found.attempts, created_at: found.message_created_at, webhook_id: webhook.id };
+    if (webhook.disabled_at) {
       await db.updateTable(this.t.messages).set({ state: 'failed' }).where('id', '=', messageId).execute();
       return;
     }
+    const later = (delaySeconds: number) => this.deps.sendJob(db as AnyTrx, Number(message.id), { tenant: this.deps.tenantOf(webhook), delaySeconds });
+    // A paused subscription (its receiver did not answer several times): wait for the pause's end.
+    const paused = this.breaker.waitSeconds(webhook.id);
+    if (paused > 0) return later(paused);
     // First attempts go out in the order of the events: while an older event of the subscription
     // has not had its first attempt (its job waits or runs right now), this one waits a second.
     // Retries do not hold newer events back.
@@ -248,21 +304,22 @@ export class WebhookCore {
         .where('attempts', '=', 0)
         .limit(1)
         .executeTakeFirst();
-      if (older) {
-        await this.deps.sendJob(db as AnyTrx, Number(message.id), ORDER_WAIT_SECONDS);
-        return;
-      }
+      if (older) return later(ORDER_WAIT_SECONDS);
     }
+    // After a pause, one delivery probes the receiver; the others wait for its outcome.
+    if (!this.breaker.admit(webhook.id)) return later(Math.max(1, this.breaker.waitSeconds(webhook.id)));
     const attempt = message.attempts + 1;
     let statusCode: number | null = null;
     let error: string | null = null;
     try {
-      const secret = this.deps.box.open(message.secret_sealed);
+      const secret = this.deps.box.open(webhook.secret_sealed as string);
       const headers = { ...signedHeaders(secret, message.uid, new Date(), message.body), 'user-agent': 'open-inspection-webhooks/1' };
-      statusCode = (await postSafely(message.url, message.body, headers, { allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs })).status;
+      statusCode = (await postSafely(webhook.url, message.body, headers, { allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs })).status;
+      this.breaker.answered(webhook.id);
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
       error = err.message;
+      if (this.breaker.unanswered(webhook.id)) this.deps.logger.info({ webhookId: webhook.id }, 'webhook receiver does not answer; its deliveries pause');
     }
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
     const retryIn = ok ? undefined : nextRetrySeconds(options.retry, attempt, (Date.now() - new Date(message.created_at).getTime()) / 1000);
@@ -273,7 +330,7 @@ export class WebhookCore {
       if (ok) {
         await trx.updateTable(this.t.webhooks).set({ failed_events: 0 }).where('id', '=', message.webhook_id).execute();
       } else if (retryIn !== undefined) {
-        await this.deps.sendJob(trx, Number(message.id), retryIn);
+        await this.deps.sendJob(trx, Number(message.id), { tenant: this.deps.tenantOf(webhook), delaySeconds: retryIn });
       } else {
         await this.eventFailed(trx, message.webhook_id);
       }

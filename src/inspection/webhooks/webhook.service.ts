@@ -45,7 +45,10 @@ export class WebhookService {
       box,
       options,
       logger,
-      sendJob: (trx, messageId, delaySeconds) => jobs.send<InspectionJobs, 'inspection.deliver-webhook'>('inspection.deliver-webhook', { messageId }, { trx, startAfterSeconds: delaySeconds }),
+      sendJob: (trx, messageId, { tenant, delaySeconds }) =>
+        jobs.send<InspectionJobs, 'inspection.deliver-webhook'>('inspection.deliver-webhook', { messageId }, { trx, startAfterSeconds: delaySeconds, group: tenant }),
+      // The account: its organization, or the user without one.
+      tenantOf: (webhook) => (webhook.organization_id !== null ? `organization-${webhook.organization_id}` : `user-${webhook.user_id}`),
       disabled: (trx, webhook, reason) => this.tellCreator(trx, webhook, reason),
     });
   }
