@@ -117,6 +117,9 @@ test("an inspection's life: every event arrives, signed, in order, with old and 
   for (const s of statuses) assert.equal(s.inspection_id, inspection.id);
   const report = events.find((e) => e.type === 'report.ready')!;
   assert.equal(report.data.inspection_id, inspection.id);
+  // Its link answers, with the report's files.
+  const outputs = await account.client.expect(200, 'GET', report.data.report as string);
+  assert.deepEqual(outputs.map((o: { output_type: string }) => o.output_type).filter((type: string) => type.startsWith('report_')).sort(), ['report_json', 'report_pdf']);
   assert.equal(events.find((e) => e.type === 'inputs_zip.ready')!.data.inspection_id, inspection.id);
   const additional = events.filter((e) => e.type === 'inspection.additional_status_changed').at(-1)!;
   assert.equal((additional.data.new_additional_statuses as { rust: number }).rust, 14);
@@ -237,7 +240,9 @@ test("another organization neither sees nor deletes a subscription (404); the ow
 
 test('without WEBHOOK_ALLOW_PRIVATE_ADDRESSES a private receiver is a 400 at subscription; bad URLs and events too', async () => {
   const account = await strict.newAccount();
-  for (const url of [`${rx.base}/x`, 'http://[::1]:9/', 'http://localhost:9/', 'http://[::ffff:127.0.0.1]/', 'http://10.0.0.5/', 'http://169.254.169.254/']) {
+  for (const url of [`${rx.base}/x`, 'http://[::1]:9/', 'http://localhost:9/', 'http://[::ffff:127.0.0.1]/', 'http://10.0.0.5/', 'http://169.254.169.254/',
+    // IPv6 forms carrying a private IPv4 address: translated, local-use NAT64, 6to4, Teredo (client 127.0.0.1).
+    'http://[::ffff:0:127.0.0.1]/', 'http://[64:ff9b:1::a00:1]/', 'http://[2002:c0a8:101::1]/', 'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/']) {
     const answer = await account.client.request('POST', '/v1/webhooks/', { url, events: ['report.ready'] });
     assert.equal(answer.status, 400, url);
     assert.match(answer.body.url[0], /Private/, url);

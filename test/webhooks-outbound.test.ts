@@ -166,3 +166,38 @@ test('circuit breaker: three unanswered attempts pause a subscription; after the
   breaker.answered(1);
   assert.deepEqual([breaker.admit(1), breaker.admit(1), breaker.waitSeconds(1)], [true, true, 0], 'closed');
 });
+
+/** IPv6 forms carrying an IPv4 address (issue 40 §8), with a private/loopback one inside, and with a public one. */
+const EMBEDDED_PRIVATE = [
+  '::ffff:0:127.0.0.1', // IPv4-translated
+  '::ffff:0:7f00:1',
+  '::ffff:127.0.0.1', // IPv4-mapped
+  '64:ff9b::10.0.0.1', // NAT64, well-known prefix
+  '64:ff9b::a9fe:a9fe',
+  '64:ff9b:1::8.8.8.8', // local-use NAT64: refused whatever it carries
+  '64:ff9b:1:7f00:1::',
+  '2002:7f00:1::1', // 6to4 of 127.0.0.1
+  '2002:c0a8:101::', // 6to4 of 192.168.1.1
+  '2001:0:4136:e378:8000:63bf:80ff:fffe', // Teredo, client 127.0.0.1 (inverted in the last 32 bits)
+  '2001:0:4136:e378:8000:63bf:f5ff:fffe', // Teredo, client 10.0.0.1
+  '2001:0:a00:1::a247:27dd', // Teredo, server 10.0.0.1
+];
+const EMBEDDED_PUBLIC = ['::ffff:0:8.8.8.8', '64:ff9b::808:808', '2002:5db8:d822::1', '2001:0:4136:e378:8000:63bf:a247:27dd'];
+
+test('IPv6 forms that carry an IPv4 address are judged by it: refused at subscription and in DNS answers at delivery', async () => {
+  for (const address of EMBEDDED_PRIVATE) {
+    assert.equal(isForbiddenAddress(address), true, address);
+    assert.match(urlProblem(`http://[${address}]:8080/in`, false)!, /Private/, address);
+  }
+  for (const address of EMBEDDED_PUBLIC) {
+    assert.equal(isForbiddenAddress(address), false, address);
+    assert.equal(urlProblem(`https://[${address}]/in`, false), undefined, address);
+  }
+  for (const address of EMBEDDED_PRIVATE) {
+    await assert.rejects(
+      postSafely('http://hooks.example:8080/in', '{}', {}, { allowPrivate: false, resolve: async () => [{ address, family: 6 }] }),
+      (err: Error) => err instanceof OutboundError && /private/.test(err.message),
+      address,
+    );
+  }
+});

@@ -1,8 +1,10 @@
 // Requests this platform sends to addresses its customers give (webhook receivers), made safe to
 // send from inside a deployment's network: without `allowPrivate` (WEBHOOK_ALLOW_PRIVATE_ADDRESSES)
 // no request goes to a private, loopback, link-local, unique-local, shared (CGNAT), multicast,
-// reserved or unspecified address, IPv4 or IPv6 (IPv4-mapped and NAT64 forms judged by the IPv4
-// address inside). The host name is resolved once and the connection pinned to the address that
+// reserved or unspecified address, IPv4 or IPv6. An IPv6 address that carries an IPv4 address is
+// judged by the IPv4 address inside (embeddedIpv4s: IPv4-mapped, -translated and -compatible, NAT64
+// 64:ff9b::/96, 6to4 2002::/16, Teredo 2001::/32); the local-use NAT64 prefix 64:ff9b:1::/48, whose
+// operator chooses where the IPv4 address sits, is refused as a whole. The host name is resolved once and the connection pinned to the address that
 // was checked (http.request's `lookup`), so a DNS answer that changes between the check and the
 // connection (DNS rebinding) cannot lead it elsewhere. Redirects are not followed (a 3xx is an
 // answer like any other), the whole exchange has a time limit, the request body is at most
@@ -45,21 +47,31 @@ for (const [prefix, bits] of [
   ['ff00::', 8], // multicast
   ['2001:db8::', 32], // documentation
   ['100::', 64], // discard
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): reaches IPv4 addresses, possibly private ones
 ] as const) {
   blocked.addSubnet(prefix, bits, 'ipv6');
 }
 
-/** The IPv4 address an IPv6 address carries (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, NAT64 64:ff9b::/96), else undefined. */
-function embeddedIpv4(address: string): string | undefined {
-  const groups = expandIpv6(address);
-  if (!groups) return undefined;
-  const high = groups.slice(0, 6);
-  const zeros = (n: number) => high.slice(0, n).every((g) => g === 0);
-  const mapped = zeros(5) && high[5] === 0xffff;
-  const compatible = zeros(6) && (groups[6] !== 0 || groups[7] > 1);
-  const nat64 = high[0] === 0x64 && high[1] === 0xff9b && high.slice(2).every((g) => g === 0);
-  if (!mapped && !compatible && !nat64) return undefined;
-  return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff].join('.');
+/**
+ * The IPv4 addresses an IPv6 address carries, by the form's own rule (none for other addresses):
+ * IPv4-mapped ::ffff:a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, IPv4-compatible ::a.b.c.d and
+ * NAT64 64:ff9b::a.b.c.d in the last 32 bits; 6to4 2002:AABB:CCDD::/48 in bits 16-47; Teredo
+ * 2001:0:SSSS:SSSS:…:CCCC:CCCC the server's address in bits 32-63 and the client's in the last 32
+ * bits, inverted (both are checked: either may be private).
+ */
+export function embeddedIpv4s(address: string): string[] {
+  const g = expandIpv6(address);
+  if (!g) return [];
+  const v4 = (high: number, low: number) => [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  const mapped = zeros(0, 5) && g[5] === 0xffff;
+  const translated = zeros(0, 4) && g[4] === 0xffff && g[5] === 0;
+  const compatible = zeros(0, 6) && (g[6] !== 0 || g[7] > 1); // not :: or ::1
+  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6);
+  if (mapped || translated || compatible || nat64) return [v4(g[6], g[7])];
+  if (g[0] === 0x2002) return [v4(g[1], g[2])];
+  if (g[0] === 0x2001 && g[1] === 0) return [v4(g[2], g[3]), v4(g[6] ^ 0xffff, g[7] ^ 0xffff)];
+  return [];
 }
 
 /** The eight 16-bit groups of an IPv6 address (dotted IPv4 tail and `::` expanded). */
@@ -83,8 +95,8 @@ export function isForbiddenAddress(address: string): boolean {
   const family = net.isIP(address);
   if (family === 4) return blocked.check(address, 'ipv4');
   if (family !== 6) return true; // not an address at all
-  const v4 = embeddedIpv4(address);
-  if (v4 !== undefined) return blocked.check(v4, 'ipv4');
+  const inner = embeddedIpv4s(address);
+  if (inner.length > 0) return inner.some((v4) => blocked.check(v4, 'ipv4'));
   return blocked.check(address, 'ipv6');
 }
 

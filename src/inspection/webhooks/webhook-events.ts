@@ -26,7 +26,9 @@ export function eventsOfChange(before: InspectionRow, after: InspectionRow): Eve
     events.push({ type: 'inspection.additional_status_changed', data: { ...base, old_additional_statuses: before.additional_statuses, new_additional_statuses: after.additional_statuses } });
   }
   if (after.report_status === 'available' && (before.report_status !== 'available' || before.report_pdf_key !== after.report_pdf_key)) {
-    events.push({ type: 'report.ready', data: { ...base, report: `/v1/inspections/${after.id}/report/` } });
+    // Where the spec fetches a report: the inspection's outputs, which list report_pdf and
+    // report_json (…/report/ only builds one: a GET there is a 405).
+    events.push({ type: 'report.ready', data: { ...base, report: `/v1/inspections/${after.id}/outputs/` } });
   }
   if (after.inputs_zip_status === 'available' && (before.inputs_zip_status !== 'available' || before.inputs_zip_key !== after.inputs_zip_key)) {
     events.push({ type: 'inputs_zip.ready', data: { ...base, inputs: `/v1/inspections/${after.id}/inputs/` } });
