@@ -5,7 +5,9 @@
 // The cloud side (issue 30): an inspection's cloud project and its asset's project group belong
 // to the inspection's organization, whose own cloud client reads and downloads them (boto3, as
 // Pix4D's demo client does) while another organization's client gets 404; projects made before,
-// in the service's own cloud organization, are handed over to their organizations.
+// in the service's own cloud organization, are handed over to their organizations. That service
+// organization's uuid is random (issue 40 §7: it is part of storage prefixes), also after an
+// upgrade from the former fixed one.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -18,7 +20,10 @@ import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './h
 import { assertNoServerErrors, processedInspection, uploadedInspection } from './helpers/inspection-fixtures.ts';
 import { cloudClient, type CloudTestClient } from './helpers/cloud-api.ts';
 import { requireTool } from './helpers/system-tools.ts';
-import { SERVICE_CLOUD_ORG } from '../src/admin/bootstrap.ts';
+import { cloudMigrations } from '../src/cloud/cloud.migrations.ts';
+
+/** The uuid every installation's service organization had before issue 40 §7. */
+const FORMER_SERVICE_ORG = '00000000-0000-4000-8000-000000000001';
 
 describe('inspection service: tenant isolation', () => {
   let system: TestSystem;
@@ -179,6 +184,9 @@ describe('cloud service: the organization\'s own cloud client sees its inspectio
   const db = () => system.database.db as Kysely<unknown>;
   const P = '/project/api/v3/projects';
   const G = '/project/api/v3/project-groups';
+  /** The inspection service's own cloud organization: its client's. */
+  const serviceOrganization = async () =>
+    (await sql<{ id: number; uuid: string }>`select o.id, o.uuid from cloud.organizations o join cloud.clients c on c.organization_id = o.id where c.name = 'inspection-service'`.execute(db())).rows[0];
 
   before(async () => {
     system = await startTestSystem();
@@ -264,8 +272,7 @@ describe('cloud service: the organization\'s own cloud client sees its inspectio
   });
 
   it('a service client acting for one organization sees nothing of another and cannot move another\'s project or group to it', async () => {
-    const service = await sql<{ id: number }>`select id from cloud.organizations where uuid = ${SERVICE_CLOUD_ORG}`.execute(db());
-    const credentials = await system.cloud.oauth.createClient(service.rows[0].id, 'another service', { actsForOrganizations: true });
+    const credentials = await system.cloud.oauth.createClient((await serviceOrganization()).id, 'another service', { actsForOrganizations: true });
     const token = async (organization: string) => {
       const response = await fetch(`${system.urls.cloud}/oauth2/token/`, {
         method: 'POST',
@@ -300,8 +307,7 @@ describe('cloud service: the organization\'s own cloud client sees its inspectio
     const personal = await system.newAccount({ organization: false });
     const own = await uploadedInspection(personal);
     // As before issue 30: the project and the group in the service's organization.
-    const service = await sql<{ id: number }>`select id from cloud.organizations where uuid = ${SERVICE_CLOUD_ORG}`.execute(db());
-    const serviceOrg = service.rows[0].id;
+    const serviceOrg = (await serviceOrganization()).id;
     await sql`update cloud.project_groups set organization_id = ${serviceOrg} where id = ${legacy.asset.project_group_id}`.execute(db());
     await sql`update cloud.projects set organization_id = ${serviceOrg} where id = ${legacy.inspection.project_id}`.execute(db());
     await ownerCloud.call('GET', `${P}/${legacy.inspection.project_id}/`, undefined, { expect: 404 });
@@ -323,6 +329,33 @@ describe('cloud service: the organization\'s own cloud client sees its inspectio
     await owner.client.process(legacy.inspection.id);
     assert.equal((await owner.client.waitUntilSettled(legacy.inspection.id, { timeoutMs: 90_000 })).status, 7);
     await personal.client.expect(200, 'GET', `/v1/inspections/${own.inspection.id}/s3_credentials/`);
+  });
+
+  it("the service's own organization has a random uuid; an installation made with the former fixed one gets a random one (migration 0013) and keeps working (issue 40 §7)", async () => {
+    const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const made = await serviceOrganization();
+    assert.match(made.uuid, uuidV4);
+    assert.notEqual(made.uuid, FORMER_SERVICE_ORG);
+    // An installation of before: the fixed uuid, in the prefix of a user's project and in the
+    // claim of the inspection service's cached token for its own organization.
+    await sql`update cloud.organizations set uuid = ${FORMER_SERVICE_ORG} where id = ${made.id}`.execute(db());
+    const personal = await system.newAccount({ organization: false });
+    const before = await uploadedInspection(personal);
+    assert.match(before.credentials.key, new RegExp(`^uploads/org-${FORMER_SERVICE_ORG}/`));
+
+    await cloudMigrations['0013_random_service_organization_uuid'].up(db());
+    const upgraded = await serviceOrganization();
+    assert.equal(upgraded.id, made.id);
+    assert.match(upgraded.uuid, uuidV4);
+    assert.notEqual(upgraded.uuid, FORMER_SERVICE_ORG);
+    // The inspection service goes on (its token of the old uuid is refused once, then renewed): the
+    // older inspection keeps its prefix and its photos, a new one gets a prefix of the new uuid.
+    const after = await personal.client.createInspection({ asset: before.asset.id, name: 'After the upgrade' });
+    const credentials = await personal.client.storageCredentials(after.id);
+    assert.match(credentials.key, new RegExp(`^uploads/org-${upgraded.uuid}/`));
+    assert.equal((await personal.client.storageCredentials(before.inspection.id)).key, before.credentials.key);
+    await personal.client.expect(200, 'GET', `/v1/inspections/${before.inspection.id}/`);
+    assert.ok(await system.store.headObject(before.credentials.bucket, before.keys[0]), 'the older photos stay where they are');
   });
 
   it('deleting an inspection deletes its project in the organization', async () => {

@@ -162,6 +162,19 @@ describe('storage process: S3 store and STS AssumeRole over HTTP', () => {
     const short = (await assume(root, prefixSessionPolicy(BUCKET, 'p/'), 1)).Credentials!;
     const temporary = { accessKeyId: short.AccessKeyId!, secretAccessKey: short.SecretAccessKey!, sessionToken: short.SessionToken! };
     assert.equal(await s3Outcome(assume(sts(temporary), prefixSessionPolicy(BUCKET, 'p/'))), 'AccessDenied', 'temporary credentials cannot assume again');
+    // Issue 40 §7: whether a role exists is not revealed: whatever role is named, the same refusal in the same words.
+    const refusal = async (roleArn: string) => {
+      try {
+        await sts(temporary).send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: 'probe', Policy: prefixSessionPolicy(BUCKET, 'p/'), DurationSeconds: 900 }));
+        return 'ok';
+      } catch (err) {
+        return `${(err as Error).name} ${(err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode}: ${(err as Error).message}`;
+      }
+    };
+    const roles = ['arn:aws:iam::000000000000:role/open-inspection-uploads', `arn:aws:iam:::role/open-inspection/oi-${'0'.repeat(40)}`, 'arn:aws:iam::000000000000:role/no-such-role'];
+    const refusals = await Promise.all(roles.map(refusal));
+    assert.deepEqual(new Set(refusals), new Set([refusals[0]]), refusals.join(' | '));
+    assert.match(refusals[0], /^AccessDenied 403: /);
     await new Promise((resolve) => setTimeout(resolve, 2100));
     assert.equal(await s3Outcome(clientFor(endpoint, temporary).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'p/late', Body: 'x' }))), 'ExpiredToken');
   });

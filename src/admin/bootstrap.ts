@@ -12,12 +12,19 @@ import type { InspectionModule } from '../inspection/inspection.module.ts';
 import type { AccountAdmin } from '../inspection/auth/account-admin.ts';
 import type { ServerSecretRepository } from '../infra/secrets/server-secrets.ts';
 
-export const SERVICE_CLOUD_ORG = '00000000-0000-4000-8000-000000000001';
-
+/**
+ * The inspection service's own cloud organization (where a user's records without an organization
+ * go) has a random uuid, as every organization: it is part of its projects' storage prefixes
+ * (`uploads/org-<uuid>/project-<n>/`) and of their per-prefix role names, which a fixed uuid made
+ * guessable (issue 40 §7). Nothing looks it up by uuid: the inspection service reaches it as its
+ * client's own organization (a token without organization_uuid). Installations made with the
+ * former fixed uuid (00000000-0000-4000-8000-000000000001) get a random one from cloud migration
+ * 0013.
+ */
 export async function ensureInspectionCloudClient(secrets: ServerSecretRepository, cloud: CloudModule): Promise<{ clientId: string; clientSecret: string }> {
   // Two processes starting together may both create a client: the first one stored is used by all.
   const stored = await secrets.readOrCreate('inspection-cloud-client.json', async () => {
-    const organization = await cloud.ensureOrganization('Inspection service', SERVICE_CLOUD_ORG);
+    const organization = await cloud.ensureOrganization('Inspection service');
     // A service client: it acts for each inspection's organization (issue 30, docs/cloud-service.md).
     return JSON.stringify(await cloud.oauth.createClient(organization.id, 'inspection-service', { actsForOrganizations: true }));
   });

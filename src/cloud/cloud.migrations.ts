@@ -252,4 +252,15 @@ export const cloudMigrations: MigrationSet = {
       await runStatements(db, `create index webhook_messages_pending on cloud.webhook_messages (webhook_id, id) where state = 'pending'`);
     },
   },
+  // Issue 40 §7: the inspection service's own organization was made with a fixed uuid, so the
+  // storage prefixes of its projects (uploads/org-<uuid>/project-<n>/) and their per-prefix role
+  // names could be guessed; new installations make it random (admin/bootstrap.ts), this gives
+  // existing ones a random one. Projects keep their stored s3_base_path (their objects stay where
+  // they are). Only tokens carry an organization's uuid: one naming the old uuid answers 401 once
+  // and the inspection service's cloud client asks for a new token (cloud-client.ts).
+  '0013_random_service_organization_uuid': {
+    async up(db: Kysely<unknown>) {
+      await runStatements(db, `update cloud.organizations set uuid = gen_random_uuid() where uuid = '00000000-0000-4000-8000-000000000001'`);
+    },
+  },
 };
