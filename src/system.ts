@@ -191,7 +191,10 @@ export async function startSystem(config: Config, role: Role, logger: Logger = c
         allowPrivate: config.webhookAllowPrivateAddresses,
         retry: { ...DEFAULT_RETRY_POLICY, baseSeconds: config.webhookRetryBaseSeconds, maxAttempts: config.webhookMaxAttempts },
       },
-      storageCredentialsRevoked: (accessKeys) => revokedCredentials.revoked(accessKeys),
+      storageRevocation: {
+        revoked: (accessKeys) => revokedCredentials.revoked(accessKeys),
+        revokeIssuedBefore: async (prefix, before) => issuer.revokeIssuedBefore?.(config.storageBucket, prefix, before),
+      },
     });
     inspectionModule = inspection;
 

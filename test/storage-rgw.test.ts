@@ -380,4 +380,41 @@ describe('Ceph RGW 16 as the S3 store: roles that hold', () => {
       await services.stop();
     }
   });
+
+  it('issue 40 §1 (per-prefix roles): removing a member refuses at once the sessions of the prefixes they were handed credentials for; credentials asked for after work', async (t) => {
+    if (!requireRgw(t)) return;
+    const services: TestSystem = await system(s3Config({ roleMode: 'per-prefix' }));
+    try {
+      const admin = await services.newAccount();
+      const member = await services.newAccount({ projects: 0 });
+      await services.inspection.accounts.addMember(member.userId, admin.organizationId!);
+      const asOrg = { 'vendor-organization-uuid': admin.organizationUuid! };
+      const asset = await member.client.request('POST', '/v1/assets/', { name: 'Mast on RGW', type: 1 }, asOrg);
+      const inspection = await member.client.request('POST', '/v1/inspections', { asset: asset.body.id }, asOrg);
+      const handed = (await member.client.request('GET', `/v1/inspections/${inspection.body.id}/s3_credentials/`, undefined, asOrg)).body;
+      const session = (c: { access_key: string; secret_key: string; session_token: string }) =>
+        new S3Client({ endpoint: rgw.endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: c.access_key, secretAccessKey: c.secret_key, sessionToken: c.session_token } });
+      const put = (s3: S3Client, name: string) => s3Outcome(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${handed.key}${name}`, Body: 'x' })));
+      const s3 = session(handed);
+      assert.equal(await put(s3, 'before.jpg'), 'ok');
+
+      const removed = await services.inspection.memberships.remove({ id: admin.organizationId!, uuid: admin.organizationUuid! }, member.userId);
+      assert.equal(removed?.storage_credentials_revoked, 1);
+      assert.equal(await put(s3, 'after.jpg'), 'AccessDenied', "the removed member's session writes no more");
+      assert.equal(await s3Outcome(s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: handed.key }))), 'AccessDenied', 'nor lists');
+      s3.destroy();
+      // The organization's other members ask again (a session of the removal's own second is refused too).
+      const deadline = Date.now() + 20_000;
+      let fresh = 'AccessDenied';
+      while (fresh !== 'ok' && Date.now() < deadline) {
+        const again = session(await admin.client.storageCredentials(inspection.body.id));
+        fresh = await put(again, 'fresh.jpg');
+        again.destroy();
+        if (fresh !== 'ok') await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      assert.equal(fresh, 'ok', 'credentials issued after the removal write');
+    } finally {
+      await services.stop();
+    }
+  });
 });

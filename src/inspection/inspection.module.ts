@@ -28,7 +28,7 @@ import { InspectionPipeline } from './pipeline/inspection-pipeline.ts';
 import { registerInspectionRoutes } from './inspection.routes.ts';
 import { AccountAdmin } from './auth/account-admin.ts';
 import { Memberships } from './auth/membership-removal.ts';
-import { StorageGrants } from './auth/storage-grants.ts';
+import { StorageGrants, type StorageRevocation } from './auth/storage-grants.ts';
 import { NotificationService } from './notifications/notification.service.ts';
 import { DeletionService } from './deletion/deletion.service.ts';
 import { RetryService } from './retries/retry.service.ts';
@@ -90,8 +90,8 @@ export interface InspectionModuleOptions {
   retention?: { defaultDays: number; schedule: string };
   /** The key sealing webhook secrets (32 bytes, a server secret) and delivery settings (WEBHOOK_*; default: no private addresses, DEFAULT_RETRY_POLICY). */
   webhooks: { secretKey: Uint8Array } & Partial<WebhookOptions>;
-  /** Storage credentials of a removed member were revoked: the embedded store refuses them at once (infra/storage/revoked-credentials.ts). */
-  storageCredentialsRevoked?: (accessKeys: string[]) => void;
+  /** What the object store can end of a removed member's credentials (auth/storage-grants.ts). */
+  storageRevocation?: StorageRevocation;
 }
 
 export const DEFAULT_RETENTION = { defaultDays: 365, schedule: '0 3 * * *' } as const;
@@ -188,13 +188,10 @@ export class InspectionModule {
     this.videoFrames = new VideoFrameExtractor(this.db, rows, this.cloud, jobs, files, logger, options.video ?? { ffmpegBinary: 'ffmpeg', ffprobeBinary: 'ffprobe', workDir: os.tmpdir() });
     const retention = options.retention ?? DEFAULT_RETENTION;
     this.retention = new RetentionService(rows, this.cloud, jobs, files, logger, { defaultDays: retention.defaultDays });
-    this.storageGrants = new StorageGrants(this.db);
+    this.storageGrants = new StorageGrants(this.db, options.storageRevocation, logger);
     this.inspections = new InspectionService(this.db, rows, access, this.cloud, this.assets, this.allowance, this.pipeline, this.notifications, { reader: images, bucket: options.bucket }, new StorageQuota(this.db, options.storageQuotaBytes ?? 0), this.retention, this.storageGrants);
     this.accounts = new AccountAdmin(this.db, (id) => this.auth.forgetApiKey(id));
-    this.memberships = new Memberships(this.db, {
-      membershipRemoved: (userId, organization) => this.auth.forgetMembership(userId, organization),
-      storageCredentialsRevoked: (accessKeys) => options.storageCredentialsRevoked?.(accessKeys),
-    });
+    this.memberships = new Memberships(this.db, this.storageGrants, (userId, organization) => this.auth.forgetMembership(userId, organization));
     this.deletion = new DeletionService(this.db, rows, access, this.cloud, jobs, files, logger);
     this.retries = new RetryService(this.db, rows, access, this.pipeline, this.cloud, this.allowance, jobs, options.store, logger);
     const pointClouds = new StoredPointClouds(files); // one cache for coords_3d and measurement volumes

@@ -95,6 +95,12 @@ export interface IssueOptions {
 
 export interface CredentialIssuer {
   issue(bucket: string, prefix: string, ttlSeconds: number, options?: IssueOptions): Promise<TemporaryCredentials>;
+  /**
+   * Where the store can (per-prefix roles): refuses every credential of `prefix` issued before
+   * `before` (a removed member's). The embedded store revokes single credentials instead
+   * (revoked-credentials.ts).
+   */
+  revokeIssuedBefore?(bucket: string, prefix: string, before: Date): Promise<void>;
 }
 
 export type StorageErrorCode =

@@ -23,7 +23,10 @@
 //   (`aws:userid` of a role session is "<role id>:<session name>"; a user's has no colon), so
 //   credentials it issued cannot assume it or a sibling again (role chaining);
 // - is deleted, with its policy, when its prefix is (the project's deletion calls deletePrefix):
-//   on RGW the credentials issued for it stop at once (their next request is 403).
+//   on RGW the credentials issued for it stop at once (their next request is 403);
+// - refuses, when a member who was handed its credentials leaves the organization, every session
+//   issued before (`revoked-before`, aws:TokenIssueTime; membership-removal.ts), as AWS's "revoke
+//   active sessions" does: at once on AWS and on RGW 16 (test/storage-rgw.test.ts).
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import { IamError, type IamQueryClient } from './iam-query.ts';
@@ -31,6 +34,8 @@ import { prefixRolePolicy } from './sts-policies.ts';
 
 export const ROLE_PATH = '/open-inspection/';
 const POLICY_NAME = 'prefix';
+/** Inline policy added to a prefix's roles when a member who was handed its credentials is removed. */
+const REVOKED_POLICY_NAME = 'revoked-before';
 /** IAM's bounds of MaxSessionDuration. */
 const MIN_MAX_SESSION = 3600;
 const MAX_MAX_SESSION = 43_200;
@@ -99,10 +104,28 @@ export class PerPrefixRoles {
     for (const name of [roleNameFor(bucket, prefix), roleNameFor(bucket, prefix, false)]) {
       this.ready.delete(name);
       const { iam } = this.settings;
+      // IAM deletes no role that still has inline policies.
+      await iam.deleteRolePolicy(name, REVOKED_POLICY_NAME);
       const hadPolicy = await iam.deleteRolePolicy(name, POLICY_NAME);
       const hadRole = await iam.deleteRole(name);
       if (hadPolicy || hadRole) this.settings.logger.info({ role: name, bucket, prefix }, 'storage: per-prefix role deleted with its prefix');
       this.ready.delete(name); // a roleFor() that ran meanwhile made it again: forget it too
+    }
+  }
+
+  /**
+   * Refuses every credential of `prefix` (writable and read-only roles) issued before `before`: an
+   * inline policy denying all to sessions whose `aws:TokenIssueTime` is earlier, as AWS's "revoke
+   * active sessions" does (AWS and Ceph RGW 16 honour it at once; a session issued after passes).
+   * The time is taken up to the next whole second (a store may keep issue times in seconds): a
+   * session issued in the same second is refused too, and its client asks again. A role not made
+   * yet has no credentials to refuse.
+   */
+  async revokeIssuedBefore(bucket: string, prefix: string, before: Date): Promise<void> {
+    const cutoff = new Date(Math.ceil(before.getTime() / 1000) * 1000).toISOString();
+    const deny = { Version: '2012-10-17', Statement: [{ Effect: 'Deny', Action: ['*'], Resource: ['*'], Condition: { DateLessThan: { 'aws:TokenIssueTime': cutoff } } }] };
+    for (const name of [roleNameFor(bucket, prefix), roleNameFor(bucket, prefix, false)]) {
+      if (await this.settings.iam.getRole(name)) await this.settings.iam.putRolePolicy(name, REVOKED_POLICY_NAME, deny);
     }
   }
 

@@ -78,6 +78,11 @@ export class StsCredentialIssuer implements CredentialIssuer {
     return this.settings.roles ? (await this.settings.roles.roleFor(bucket, prefix, readOnlyPrefixes, writable)).arn : (this.settings.roleArn ?? PLACEHOLDER_ROLE_ARN);
   }
 
+  /** Per-prefix roles only: a shared role cannot tell one prefix's sessions from another's (they last until they expire). */
+  async revokeIssuedBefore(bucket: string, prefix: string, before: Date): Promise<void> {
+    await this.settings.roles?.revokeIssuedBefore(bucket, prefix, before);
+  }
+
   async issue(bucket: string, prefix: string, ttlSeconds: number, options: IssueOptions = {}): Promise<TemporaryCredentials> {
     const readOnlyPrefixes = options.readOnlyPrefixes ?? [];
     const writable = options.writable !== false;

@@ -8,13 +8,15 @@
 //   - deletes the webhook subscriptions they made for the organization (and their pending
 //     deliveries: the messages go with the subscription);
 //   - revokes the storage credentials GET s3_credentials handed them for the organization's
-//     inspections (storage-grants.ts): the embedded store refuses them from their next request.
+//     inspections (storage-grants.ts): the embedded store refuses them from their next request;
+//     with per-prefix roles, those prefixes' roles refuse every session issued before.
 // Used by the admin CLI (`admin remove-member`) and by an organization's admins over the API
 // (DELETE /v1/organizations/{uuid}/members/{user_id}/, membership.routes.ts).
 import type { Kysely } from 'kysely';
 import type { InspectionTables, MemberRole } from '../inspection.tables.ts';
 import type { AuthContext } from './auth.service.ts';
 import { conflict, notFound, permissionDenied } from '../../infra/http/errors.ts';
+import type { StorageGrants } from './storage-grants.ts';
 
 export interface Member {
   user_id: number;
@@ -30,19 +32,14 @@ export interface RemovalSummary {
   storage_credentials_revoked: number;
 }
 
-export interface MembershipHooks {
-  /** The membership is gone: forget cached answers that still grant it (AuthService.forgetMembership). */
-  membershipRemoved(userId: number, organization: { id: number; uuid: string }): void;
-  /** These storage credentials (access key ids) were revoked: the embedded store refuses them at once. */
-  storageCredentialsRevoked(accessKeys: string[]): void;
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class Memberships {
+  /** @param membershipRemoved forgets cached answers that still grant the membership (AuthService.forgetMembership). */
   constructor(
     private readonly db: Kysely<InspectionTables>,
-    private readonly hooks: MembershipHooks,
+    private readonly grants: StorageGrants,
+    private readonly membershipRemoved: (userId: number, organization: { id: number; uuid: string }) => void,
   ) {}
 
   /** A member's role, or undefined when `userId` is not a member. */
@@ -101,26 +98,18 @@ export class Memberships {
         .where('inspection_id', 'in', trx.selectFrom('inspection.inspections').select('id').where('organization_id', '=', organization.id))
         .executeTakeFirst();
       const webhooks = await trx.deleteFrom('inspection.webhooks').where('organization_id', '=', organization.id).where('user_id', '=', userId).executeTakeFirst();
-      const credentials = await trx
-        .updateTable('inspection.storage_credential_grants')
-        .set({ revoked_at: now })
-        .where('organization_id', '=', organization.id)
-        .where('user_id', '=', userId)
-        .where('revoked_at', 'is', null)
-        .where('expires_at', '>', now)
-        .returning('access_key')
-        .execute();
-      return { tokens: Number(tokens.numUpdatedRows), webhooks: Number(webhooks.numDeletedRows), accessKeys: credentials.map((c) => c.access_key) };
+      const credentials = await this.grants.revokeMember(trx, organization.id, userId, now);
+      return { tokens: Number(tokens.numUpdatedRows), webhooks: Number(webhooks.numDeletedRows), credentials };
     });
     if (!result) return undefined;
-    this.hooks.membershipRemoved(userId, organization);
-    this.hooks.storageCredentialsRevoked(result.accessKeys);
+    this.membershipRemoved(userId, organization);
+    await this.grants.endRevoked(result.credentials);
     return {
       user_id: userId,
       organization_uuid: organization.uuid,
       share_tokens_revoked: result.tokens,
       webhooks_deleted: result.webhooks,
-      storage_credentials_revoked: result.accessKeys.length,
+      storage_credentials_revoked: result.credentials.accessKeys.length,
     };
   }
 
