@@ -76,7 +76,31 @@ describe('cloud project share links', () => {
     assert.equal((await other.call('GET', `${P}/${project.id}/?shareToken=${link.share_token}`)).id, project.id);
   });
 
-  it("the token's storage credentials download the outputs and the photos with the AWS SDK, write nothing, and last an hour at most", async () => {
+  it("a share holder's presigned URLs last 600 s at most (revoking cannot recall them); the project's own clients keep STORAGE_CREDENTIALS_TTL", async () => {
+    const project = await newProject();
+    const key = await api.put(project, 'a.jpg', await generateGeotaggedJpeg({ latitude: 46.5, longitude: 6.5, altitude: 400, width: 96, height: 64 }));
+    await api.call('POST', `${P}/${project.id}/inputs/bulk_register/`, { input_file_keys: [key] }, { expect: 200 });
+    await api.call('POST', `${P}/${project.id}/start_processing/`, undefined, { expect: 202 });
+    await api.waitFor(project.id, settled);
+    const { share_token: token } = await mint(project.id);
+    /** X-Amz-Expires of every presigned URL anywhere in an answer. */
+    const lifetimes = (body: unknown): number[] =>
+      [...JSON.stringify(body).matchAll(/"(https?:[^"]*X-Amz-Expires=[^"]*)"/g)].map((m) => Number(new URL(m[1]!).searchParams.get('X-Amz-Expires')));
+    const shared = await anonymous('GET', `${P}/${project.id}/outputs/`, token);
+    assert.equal(shared.status, 200);
+    const own = await api.call('GET', `${P}/${project.id}/outputs/`, undefined, { expect: 200 });
+    assert.ok(lifetimes(shared.body).length > 0, 'processing left outputs with URLs');
+    assert.equal(lifetimes(shared.body).length, lifetimes(own).length);
+    assert.ok(lifetimes(shared.body).every((s) => s > 0 && s <= 600), `share holder's: ${lifetimes(shared.body)}`);
+    assert.ok(lifetimes(own).every((s) => s === 43200), `owner's: ${lifetimes(own)}`);
+    // With the project's own bearer token beside the share token, the client's own URLs.
+    assert.ok(lifetimes(await api.call('GET', `${P}/${project.id}/outputs/?shareToken=${token}`, undefined, { expect: 200 })).every((s) => s === 43200));
+    // The project record (its thumbnail and inputs bundle URLs, when it has them).
+    const record = await anonymous('GET', `${P}/${project.id}/`, token);
+    assert.ok(lifetimes(record.body).every((s) => s <= 600), `share holder's project record: ${lifetimes(record.body)}`);
+  });
+
+  it("the token's storage credentials download the outputs and the photos with the AWS SDK, write nothing, and last 900 s at most", async () => {
     const project = await newProject();
     const sibling = await newProject();
     const jpeg = await generateGeotaggedJpeg({ latitude: 46.5, longitude: 6.5, altitude: 400, width: 96, height: 64 });
@@ -96,7 +120,7 @@ describe('cloud project share links', () => {
     const credentials = answer.body;
     assert.equal(credentials.key, `${project.s3_base_path}/`);
     assert.equal(credentials.bucket, output.s3_bucket);
-    assert.ok(lifetime(credentials) <= 3600, `share credentials last ${lifetime(credentials)} s`);
+    assert.ok(lifetime(credentials) <= 900, `share credentials last ${lifetime(credentials)} s`);
     const owners = await api.call('GET', `${P}/${project.id}/s3_credentials/`, undefined, { expect: 200 });
     assert.ok(lifetime(owners) > 3600, "the owner's keep STORAGE_CREDENTIALS_TTL");
 

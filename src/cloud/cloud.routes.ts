@@ -183,7 +183,7 @@ export async function registerCloudRoutes(app: HttpServer, deps: CloudRouteDeps)
           description:
             'Temporary credentials writing under the project\'s prefix (`key`) and reading its results; a read-only token\'s only read. ' +
             'Also with `?shareToken=` (the project\'s share link) and no bearer token, or one of another organization: read-only credentials ' +
-            '(GetObject, HeadObject, listing the prefix and the results; every write 403 AccessDenied), valid an hour at most. ' +
+            '(GetObject, HeadObject, listing the prefix and the results; every write 403 AccessDenied), valid 900 s at most. ' +
             'A bearer token of the project\'s own organization gets its own credentials.',
           params: S.IdParams,
           querystring: S.ShareTokenQuery,

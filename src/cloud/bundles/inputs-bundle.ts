@@ -85,8 +85,8 @@ export class InputsBundleService {
     return this.stateOf(project, await this.bundleRow(project.id));
   }
 
-  /** The bundle's state as shown in project details and by GET …/inputs/zip/. */
-  async stateOf(project: Pick<ProjectRow, 'id' | 'bucket_name'>, row: OutputRow | undefined): Promise<BundleState> {
+  /** The bundle's state as shown in project details and by GET …/inputs/zip/; `urlTtlSeconds` shortens its URL's life (a share-link holder's). */
+  async stateOf(project: Pick<ProjectRow, 'id' | 'bucket_name'>, row: OutputRow | undefined, urlTtlSeconds = this.options.urlTtlSeconds): Promise<BundleState> {
     const requestUrl = `${this.options.publicUrl()}/project/api/v3/projects/${project.id}/inputs/zip/`;
     if (!row || (row.availability !== 'in_progress' && row.availability !== 'done')) {
       return { status: 'requestable', request_url: requestUrl, url: null, url_expires_at: null, size: null, note: null };
@@ -98,8 +98,8 @@ export class InputsBundleService {
     return {
       status: 'done',
       request_url: requestUrl,
-      url: await this.store.presignGetUrl(project.bucket_name, row.s3_key, this.options.urlTtlSeconds),
-      url_expires_at: new Date(Date.now() + this.options.urlTtlSeconds * 1000).toISOString(),
+      url: await this.store.presignGetUrl(project.bucket_name, row.s3_key, urlTtlSeconds),
+      url_expires_at: new Date(Date.now() + urlTtlSeconds * 1000).toISOString(),
       size: info?.size ?? null,
       note: row.note,
     };

@@ -17,7 +17,7 @@ import { resolveRequestedOutputs } from '../processing/requested-outputs.ts';
 import type { CloudJobs } from '../cloud.jobs.ts';
 import { checkUploadedKeys } from './uploaded-keys.ts';
 import type { ProjectExtrasService } from './project-extras.ts';
-import { isShareGrant, type ProjectReader } from './share-links.ts';
+import { isShareGrant, SHARE_URL_TTL_SECONDS, type ProjectReader } from './share-links.ts';
 import { CrsDefinitionError, parseCoordinateSystem } from '../coordinate-systems/crs.ts';
 import { INPUT_ZIP, type InputsBundleService } from '../bundles/inputs-bundle.ts';
 import type { ControlPointService } from '../control-points/control-point.service.ts';
@@ -28,7 +28,7 @@ import { envelope, isPaged, pageWindow, type Page, type PageRequest } from '../c
  * new ones at once, but those already given work until they expire (nothing in them can be
  * revoked), so this bounds how long a revoked holder keeps downloading.
  */
-export const SHARE_CREDENTIALS_TTL_SECONDS = 3600;
+export const SHARE_CREDENTIALS_TTL_SECONDS = 900; // the shortest AWS STS gives (AssumeRole's DurationSeconds)
 
 export interface ProjectServiceOptions {
   bucket: string;
@@ -118,7 +118,12 @@ export class ProjectService {
   }
 
   async get(reader: ProjectReader, id: number): Promise<ProjectDetails> {
-    return this.details(await this.require(reader, id));
+    return this.details(await this.require(reader, id), undefined, undefined, undefined, this.urlTtlFor(reader));
+  }
+
+  /** How long the presigned URLs handed to `reader` last: a share-link holder's, minutes (share-links.ts). */
+  private urlTtlFor(reader: ProjectReader): number {
+    return isShareGrant(reader) ? Math.min(this.options.credentialsTtlSeconds, SHARE_URL_TTL_SECONDS) : this.options.credentialsTtlSeconds;
   }
 
   async list(principal: CloudPrincipal, query: PageRequest = {}, url = ''): Promise<ProjectDetails[] | Page<ProjectDetails>> {
@@ -256,6 +261,7 @@ export class ProjectService {
   async outputs(reader: ProjectReader, id: number) {
     const project = await this.require(reader, id);
     const rows = await this.projects.listOutputs(project.id);
+    const urlTtl = this.urlTtlFor(reader);
     return {
       outputs: await Promise.all(
         rows.map(async (o) => {
@@ -268,7 +274,7 @@ export class ProjectService {
             s3_key: o.s3_key,
             s3_bucket: o.s3_key ? project.bucket_name : null,
             s3_region: o.s3_key ? this.options.region : null,
-            url: done ? await this.store.presignGetUrl(project.bucket_name, o.s3_key!, this.options.credentialsTtlSeconds) : null,
+            url: done ? await this.store.presignGetUrl(project.bucket_name, o.s3_key!, urlTtl) : null,
             note: o.note,
           };
         }),
@@ -276,17 +282,17 @@ export class ProjectService {
     };
   }
 
-  async details(row: ProjectRow, outputs?: OutputRow[], folderUuid?: string | null, clientName?: string): Promise<ProjectDetails> {
+  async details(row: ProjectRow, outputs?: OutputRow[], folderUuid?: string | null, clientName?: string, urlTtl = this.options.credentialsTtlSeconds): Promise<ProjectDetails> {
     const rows = outputs ?? (await this.projects.listOutputs(row.id));
     const client = clientName ?? (row.client_id === null ? '' : ((await this.projects.clientNames([row.client_id])).get(row.client_id) ?? ''));
     const thumb = rows.find((o) => o.output_type === 'project_thumb' && o.availability === 'done' && o.s3_key);
-    const bundle = await this.bundles.stateOf(row, rows.find((o) => o.output_type === INPUT_ZIP));
+    const bundle = await this.bundles.stateOf(row, rows.find((o) => o.output_type === INPUT_ZIP), urlTtl);
     const folder = folderUuid !== undefined ? folderUuid : await this.folderUuid(row.folder_id);
     return mapProject(row, rows, {
       baseUrl: this.options.publicUrl(),
       region: this.options.region,
       bundle,
-      thumbUrl: thumb ? await this.store.presignGetUrl(row.bucket_name, thumb.s3_key!, this.options.credentialsTtlSeconds) : null,
+      thumbUrl: thumb ? await this.store.presignGetUrl(row.bucket_name, thumb.s3_key!, urlTtl) : null,
       folderUuid: folder,
       clientName: client,
     });

@@ -26,7 +26,8 @@ export function registerShareLinkRoutes(scope: FastifyInstance<any, any, any, an
         tags: ['projects'],
         summary: 'Mint the project\'s share token',
         description:
-          'Its holder reads GET …/{id}/, …/{id}/outputs/ and …/{id}/s3_credentials/ (read-only credentials, at most an hour) with `?shareToken=` and no bearer token; nothing else, no other project. ' +
+          'Its holder reads GET …/{id}/, …/{id}/outputs/ and …/{id}/s3_credentials/ (read-only credentials, at most 900 s; its presigned URLs last 600 s) with `?shareToken=` and no bearer token; nothing else, no other project. ' +
+          'Revoking or replacing the token stops new ones at once; those already handed out run out within those lifetimes. ' +
           'A new token replaces the earlier one, which stops working. 201; the token is shown this once (stored hashed).',
         params: S.IdParams,
         response: { 201: ShareLink, ...errors },

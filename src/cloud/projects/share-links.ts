@@ -40,6 +40,14 @@ export const SHARE_READABLE_ROUTES = new Set([
 
 const MAX_TOKEN_LENGTH = 256;
 
+/**
+ * The life of the presigned URLs (outputs, thumbnail, inputs bundle) handed to a share-link
+ * holder, as the inspection service's share holders get (SHARE_TOKEN_URL_TTL_SECONDS' default):
+ * revoking or replacing the link cannot recall a URL already handed out, so it runs out soon
+ * after. The project's own clients keep STORAGE_CREDENTIALS_TTL.
+ */
+export const SHARE_URL_TTL_SECONDS = 600;
+
 export interface ShareLinkState {
   enabled: boolean;
   created_at: string | null;
