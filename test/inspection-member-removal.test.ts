@@ -108,6 +108,12 @@ describe('removing a member from an organization', () => {
     assert.equal((await admin.client.request('DELETE', `/v1/organizations/${admin.organizationUuid}/members/${admin.userId}/`)).status, 409, 'an admin does not remove themselves');
     const members = await other.withoutHeader.expect(200, 'GET', `/v1/organizations/${admin.organizationUuid}/members/`);
     assert.deepEqual(members.find((m: any) => m.user_id === admin.userId)?.role, 'admin');
+    // The audit's own steps: a membership row deleted in the database; what its user made there is out of reach at once.
+    const theirs = await other.withHeader.createAsset({ name: 'Made by the other member', type: 1 });
+    assert.equal((await other.withoutHeader.request('GET', `/v1/assets/${theirs.id}/`)).status, 200);
+    await system.inspection.db.deleteFrom('inspection.memberships').where('user_id', '=', other.userId).execute();
+    assert.equal((await other.withoutHeader.request('GET', `/v1/assets/${theirs.id}/`)).status, 404);
+    assert.equal((await other.withoutHeader.request('PATCH', `/v1/assets/${theirs.id}/`, { name: 'still mine?' })).status, 404);
 
     // The admin removes the member.
     const removed = await admin.client.expect(200, 'DELETE', route);
