@@ -199,6 +199,33 @@ describe('cloud GCPs, MTPs and marks', () => {
     await api.waitFor(p.id, settled);
   });
 
+  it('thousands of marks: written in short steps the other requests pass between, every one listed back (page by page) as registered', async () => {
+    const p = await project();
+    const names = Array.from({ length: 1200 }, (_, i) => `P${String(i).padStart(4, '0')}`);
+    await api.call('POST', `${P}/${p.id}/gcp/register`, { gcps: names.map((name) => gcp(name)) }, { expect: 201 });
+    const photos: string[] = p.keys.slice(0, 3);
+    const marks = photos.flatMap((photo, j) => names.map((name, i) => ({ gcp: name, photo, x: (i % WIDTH) + j / 4, y: (i % HEIGHT) + 0.5 })));
+    // A registration of 3,600 marks, and meanwhile a cheap read of the same project, again and again.
+    let registered = false;
+    const registration = api.call('POST', `${P}/${p.id}/mark/register/`, { marks }, { expect: 201 }).finally(() => (registered = true));
+    const seenWhileRegistering: number[] = [];
+    while (!registered) {
+      const listed = (await api.call('GET', `${P}/${p.id}/mark/`, undefined, { expect: 200 })).marks.length;
+      if (!registered) seenWhileRegistering.push(listed);
+    }
+    const answer = await registration;
+    assert.equal(answer.marks.length, marks.length);
+    assert.deepEqual(answer.marks, marks, 'the answer lists what was stored, in the order sent');
+    const byKey = (m: { gcp: string; photo: string }) => `${m.gcp} ${m.photo}`;
+    const listed = (await api.call('GET', `${P}/${p.id}/mark/`, undefined, { expect: 200 })).marks;
+    assert.deepEqual(listed, [...marks].sort((a, b) => (byKey(a) < byKey(b) ? -1 : 1)), 'every mark round-trips, in (point, photo) order');
+    assert.ok(seenWhileRegistering.length > 0, 'reads were answered while the registration ran');
+    if (system.database.kind === 'pglite') {
+      // The embedded database writes in chunks: some read came between two of them.
+      assert.ok(seenWhileRegistering.some((n) => n > 0 && n < marks.length), `reads during the registration saw ${seenWhileRegistering.join(', ')} marks`);
+    }
+  });
+
   it("another organization's project: 404 for every control-point call", async () => {
     const p = await project();
     const other = await cloudClient(system, 'Other');

@@ -97,7 +97,7 @@ export class CloudModule {
       await mail.projectStatusChanged(trx, before, after);
     });
     const analyzer = new InputAnalyzer(this.db, options.store);
-    this.controlPoints = new ControlPointService(repository, analyzer);
+    this.controlPoints = new ControlPointService(repository, analyzer, { chunkedMarkWrites: options.database.kind === 'pglite' });
     this.bundles = new InputsBundleService(repository, options.store, options.jobs, logger, {
       publicUrl: options.publicUrl,
       urlTtlSeconds: options.credentialsTtlSeconds,

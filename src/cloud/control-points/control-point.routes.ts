@@ -1,11 +1,13 @@
 // GCPs, manual tie points and their marks of a project (cloud spec; CONTRACT: 201 with what was
 // stored, before processing only): POST …/gcp/register, …/mtp/, …/mark/register/ and GET …/gcp/,
-// …/mtp/, …/mark/ (control-point.service.ts).
+// …/mtp/, …/mark/ (control-point.service.ts). The marks (up to 100,000, ~10 MB) are answered
+// page by page (infra/http/json-stream.ts), in the shape their response schema gives.
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ControlPointService } from './control-point.service.ts';
 import * as S from '../cloud.schemas.ts';
+import { jsonListStream, pagesOf } from '../../infra/http/json-stream.ts';
 
 const errors = S.ProjectRouteErrors;
 
@@ -55,22 +57,25 @@ export function registerControlPointRoutes(scope: FastifyInstance<any, any, any,
       },
     },
     async (request, reply) => {
-      reply.status(201);
-      return cp.registerMarks(request.cloudPrincipal, request.params.id, request.body.marks);
+      const { marks } = await cp.registerMarks(request.cloudPrincipal, request.params.id, request.body.marks);
+      const records = marks.map(({ gcp, photo, x, y }) => ({ gcp, photo, x, y }));
+      return reply.status(201).type(JSON_TYPE).send(jsonListStream('marks', pagesOf(records, ANSWER_PAGE_SIZE)) as never);
     },
   );
-  for (const [path, field] of [
-    ['gcp', 'gcps'],
-    ['mtp', 'mtps'],
-    ['mark', 'marks'],
-  ] as const) {
-    scope.get(
-      `/project/api/v3/projects/:id/${path}/`,
-      { schema: { tags: ['control points'], summary: `Registered ${field}`, params: S.IdParams, response: { 200: Type.Pick(S.ControlPointsResult, [field]), ...errors } } },
-      async (request) => {
-        const all = await cp.list(request.cloudPrincipal, request.params.id);
-        return { [field]: all[field] } as never;
-      },
-    );
-  }
+  const listSchema = (field: 'gcps' | 'mtps' | 'marks') => ({
+    tags: ['control points'],
+    summary: `Registered ${field}`,
+    params: S.IdParams,
+    response: { 200: Type.Pick(S.ControlPointsResult, [field]), ...errors },
+  });
+  scope.get('/project/api/v3/projects/:id/gcp/', { schema: listSchema('gcps') }, async (request) => cp.listGcps(request.cloudPrincipal, request.params.id));
+  scope.get('/project/api/v3/projects/:id/mtp/', { schema: listSchema('mtps') }, async (request) => cp.listMtps(request.cloudPrincipal, request.params.id));
+  scope.get('/project/api/v3/projects/:id/mark/', { schema: listSchema('marks') }, async (request, reply) => {
+    const pages = await cp.markPages(request.cloudPrincipal, request.params.id);
+    return reply.type(JSON_TYPE).send(jsonListStream('marks', pages) as never);
+  });
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+/** Marks serialised per turn of the event loop in a registration's answer (already in memory: a few milliseconds). */
+const ANSWER_PAGE_SIZE = 2000;

@@ -15,6 +15,15 @@
 // - Processing starts only when every MTP is marked in at least two photos and every GCP in at
 //   least two photos, or in none when the project was created with a `coordinate_system` (the
 //   spec's automatic GCP marking, rule 4): see `assertReadyToProcess`.
+// - Bounded work per call (issue 40 §5): a call may carry 100,000 marks and a project hold as
+//   many. On the embedded database (PGlite, single connection, run inside this process) one
+//   transaction writing them all held every other request of both APIs for seconds; there the
+//   marks are written in chunks of MARKS_PER_WRITE, each its own short transaction, with a turn of
+//   the event loop between them, after the cap has been checked for the whole call (registrations
+//   of one project take turns in this process, which alone opens the data folder, so the check
+//   stays exact). On a PostgreSQL server a transaction holds one pooled connection, not the
+//   process: there the call stays one transaction, all or nothing. Lists and answers are written
+//   page by page (infra/http/json-stream.ts).
 import type { Transaction } from 'kysely';
 import type { CloudTables, ProjectRow } from '../cloud.tables.ts';
 import type { CloudPrincipal } from '../auth/oauth.service.ts';
@@ -23,7 +32,8 @@ import { ItemErrors } from '../common/field-errors.ts';
 import type { ProjectRepository } from '../projects/project.repository.ts';
 import { requireNotStarted } from '../projects/project-state.ts';
 import type { InputAnalyzer } from '../processing/input-analysis.ts';
-import { ControlPointRepository, type GcpValues, type MarkValues } from './control-point.repository.ts';
+import { ControlPointRepository, MARK_PAGE_SIZE, type GcpValues, type MarkValues } from './control-point.repository.ts';
+import { nextTurn } from '../../infra/http/json-stream.ts';
 
 export const DEFAULT_ACCURACY = 0.02;
 
@@ -34,6 +44,20 @@ export const DEFAULT_ACCURACY = 0.02;
  */
 export const MAX_POINTS_PER_PROJECT = 10_000;
 export const MAX_MARKS_PER_PROJECT = 100_000;
+
+/** Marks per transaction on the embedded database: tens of milliseconds of its time each. */
+export const MARKS_PER_WRITE = 250;
+
+/** Marks checked per turn of the event loop (a few milliseconds). */
+const CHECKS_PER_TURN = 2000;
+
+/** Keys looked up per query: registered inputs while checking marks' photos, stored marks before the cap's check (a call may name 100,000). */
+const KEYS_PER_LOOKUP = 1000;
+
+export interface ControlPointOptions {
+  /** Whether a transaction holds the whole process (the embedded database): marks are then written in chunks. */
+  chunkedMarkWrites: boolean;
+}
 
 export interface GcpInput {
   name: string;
@@ -48,9 +72,13 @@ export interface GcpInput {
 export class ControlPointService {
   readonly points: ControlPointRepository;
 
+  /** The registration of marks under way per project in this process (chunked writes take turns). */
+  private readonly markRegistrations = new Map<number, Promise<unknown>>();
+
   constructor(
     private readonly projects: ProjectRepository,
     private readonly analyzer: InputAnalyzer,
+    private readonly options: ControlPointOptions = { chunkedMarkWrites: false },
   ) {
     this.points = new ControlPointRepository(projects.db);
   }
@@ -116,24 +144,38 @@ export class ControlPointService {
     const project = await this.requireEditable(principal, id);
     const errors = new ItemErrors('marks');
     const prefix = `${project.s3_base_path}/`;
-    const photoKeys = [...new Set(input.flatMap((m) => (m.photo.startsWith(prefix) ? [m.photo] : [m.photo, `${prefix}${m.photo.replace(/^\/+/, '')}`])))];
-    const inputs = new Map((await this.projects.listInputs(project.id, photoKeys)).map((row) => [row.key, row]));
-    const resolveKey = (photo: string) => (inputs.has(photo) ? photo : inputs.has(`${prefix}${photo.replace(/^\/+/, '')}`) ? `${prefix}${photo.replace(/^\/+/, '')}` : null);
+    // The embedded database answers without a turn of the event loop: each step below yields
+    // before the next, so that a large call never holds the process for long at a stretch. Photos
+    // are resolved once per distinct name (100,000 marks name a few hundred photos).
+    const photos = [...new Set(input.map((m) => m.photo))];
+    const fullKey = (photo: string) => (photo.startsWith(prefix) ? photo : `${prefix}${photo.replace(/^\/+/, '')}`);
+    const photoKeys = [...new Set(photos.flatMap((photo) => [photo, fullKey(photo)]))];
+    await nextTurn();
+    const inputs = new Map<string, Awaited<ReturnType<ProjectRepository['listInputs']>>[number]>();
+    for (let i = 0; i < photoKeys.length; i += KEYS_PER_LOOKUP) {
+      await nextTurn();
+      for (const row of await this.projects.listInputs(project.id, photoKeys.slice(i, i + KEYS_PER_LOOKUP))) inputs.set(row.key, row);
+    }
+    // A photo's registered key: as given, or relative to the project's prefix; null when neither is registered.
+    const keyOf = new Map(photos.map((photo) => [photo, inputs.has(photo) ? photo : inputs.has(fullKey(photo)) ? fullKey(photo) : null]));
     // Image sizes: cached analyses, or read now from storage (outside any transaction).
-    const toRead = [...new Set(input.map((m) => resolveKey(m.photo)).filter((k): k is string => k !== null))].map((k) => inputs.get(k)!);
+    const toRead = [...new Set([...keyOf.values()].filter((k): k is string => k !== null))].map((k) => inputs.get(k)!);
+    await nextTurn();
     let analyses;
     try {
       analyses = await this.analyzer.analyze(project.id, project.bucket_name, toRead);
     } catch {
       throw unavailable('Object storage is unavailable: the images named by the marks cannot be read. Try again.');
     }
+    await nextTurn();
     const { gcps, mtps } = await this.points.names(project.id);
+    await nextTurn();
     const marks: MarkValues[] = [];
     const seen = new Set<string>();
-    input.forEach((m, i) => {
+    const check = (m: MarkValues, i: number) => {
       const name = m.gcp.trim();
       if (!gcps.has(name) && !mtps.has(name)) errors.add(i, 'gcp', `No GCP or MTP named "${name}": register GCPs and MTPs before their marks.`);
-      const key = resolveKey(m.photo);
+      const key = keyOf.get(m.photo)!;
       if (key === null) {
         errors.add(i, 'photo', `"${m.photo}" is not a registered input of this project.`);
         return;
@@ -149,20 +191,76 @@ export class ControlPointService {
       if (seen.has(pair)) errors.add(i, 'photo', `"${name}" is marked twice in "${m.photo}" in this request.`);
       seen.add(pair);
       marks.push({ gcp: name, photo: key, x: m.x, y: m.y });
-    });
+    };
+    for (let i = 0; i < input.length; i++) {
+      if (i > 0 && i % CHECKS_PER_TURN === 0) await nextTurn();
+      check(input[i], i);
+    }
     errors.throwIfAny();
-    await this.inLockedProject(principal, id, 'marks', async (locked, trx) => {
-      // Points cannot be deleted, so those checked above still exist; only the state can have moved on.
-      await this.points.upsertMarks(locked.id, marks, trx);
-      await this.refuseBeyondCaps(locked.id, 'marks', trx);
-    });
+    if (!this.options.chunkedMarkWrites) {
+      await this.inLockedProject(principal, id, 'marks', async (locked, trx) => {
+        // Points cannot be deleted, so those checked above still exist; only the state can have moved on.
+        await this.points.upsertMarks(locked.id, marks, trx);
+        await this.refuseBeyondCaps(locked.id, 'marks', trx);
+      });
+    } else {
+      await this.oneRegistrationAtATime(project.id, () => this.writeMarksInChunks(principal, project.id, marks));
+    }
     return { marks };
   }
 
-  async list(principal: CloudPrincipal, id: number) {
+  /**
+   * The embedded database's way (see the head comment): the cap checked for the whole call first,
+   * then chunks of MARKS_PER_WRITE, each in a transaction that locks the project and checks that
+   * processing has not started. Processing started in between: 409, the chunks written before it
+   * stay (a mark registered again replaces itself, so the call can be repeated).
+   */
+  private async writeMarksInChunks(principal: CloudPrincipal, id: number, marks: MarkValues[]): Promise<void> {
+    let stored = await this.points.countMarks(id);
+    for (let i = 0; i < marks.length; i += KEYS_PER_LOOKUP) {
+      await nextTurn();
+      stored -= await this.points.countStoredPairs(id, marks.slice(i, i + KEYS_PER_LOOKUP));
+    }
+    const total = stored + marks.length;
+    if (total > MAX_MARKS_PER_PROJECT) {
+      throw ValidationError.field('marks', `A project holds at most ${MAX_MARKS_PER_PROJECT} marks; with these it would hold ${total}.`);
+    }
+    for (let i = 0; i < marks.length; i += MARKS_PER_WRITE) {
+      await nextTurn();
+      await this.inLockedProject(principal, id, 'marks', (locked, trx) => this.points.upsertMarks(locked.id, marks.slice(i, i + MARKS_PER_WRITE), trx));
+    }
+  }
+
+  /** Runs `fn` after the registrations of marks of the same project already under way in this process. */
+  private async oneRegistrationAtATime<T>(projectId: number, fn: () => Promise<T>): Promise<T> {
+    const before = this.markRegistrations.get(projectId) ?? Promise.resolve();
+    const run = before.catch(() => undefined).then(fn);
+    const settled = run.catch(() => undefined);
+    this.markRegistrations.set(projectId, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.markRegistrations.get(projectId) === settled) this.markRegistrations.delete(projectId);
+    }
+  }
+
+  async listGcps(principal: CloudPrincipal, id: number): Promise<{ gcps: GcpValues[] }> {
+    return { gcps: await this.points.gcps((await this.readable(principal, id)).id) };
+  }
+
+  async listMtps(principal: CloudPrincipal, id: number): Promise<{ mtps: { name: string; is_checkpoint: boolean }[] }> {
+    return { mtps: await this.points.mtps((await this.readable(principal, id)).id) };
+  }
+
+  /** The project's marks page by page (checked for access before the first page is read). */
+  async markPages(principal: CloudPrincipal, id: number): Promise<AsyncGenerator<MarkValues[]>> {
+    return this.points.markPages((await this.readable(principal, id)).id, MARK_PAGE_SIZE);
+  }
+
+  private async readable(principal: CloudPrincipal, id: number): Promise<ProjectRow> {
     const project = await this.projects.find(id, principal.organizationId);
     if (!project) throw notFound('Project');
-    return this.points.all(project.id);
+    return project;
   }
 
   /**
