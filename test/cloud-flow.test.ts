@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { S3Client, PutObjectCommand } from '@aws-sdk/client-s3';
+import { S3Client, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { startTestSystem, type TestSystem } from './helpers/test-system.ts';
 import { readZip } from './helpers/cloud-api.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
@@ -100,6 +100,17 @@ describe('cloud typical flow', () => {
       assert.equal(started.public_status, 'WAITING');
       assert.match(started.display_detailed_status, /Waiting for processing/);
       seen.push(started.public_status);
+
+      // Uploads close once processing has started (issue 40 §8, as the inspection spec's rule 4):
+      // the credentials of step 3 read on but write no more, and credentials asked for now only read.
+      const again = await api('GET', `/project/api/v3/projects/${created.id}/s3_credentials/`);
+      for (const c of [credentials, again]) {
+        const late = new S3Client({ region: c.region, endpoint: c.endpoint_override, forcePathStyle: true, credentials: { accessKeyId: c.access_key, secretAccessKey: c.secret_key, sessionToken: c.session_token } });
+        await assert.rejects(late.send(new PutObjectCommand({ Bucket: c.bucket, Key: keys[0], Body: Buffer.from('overwritten') })), (err: Error) => err.name === 'AccessDenied');
+        const photo = await late.send(new GetObjectCommand({ Bucket: c.bucket, Key: keys[0] }));
+        assert.equal((await photo.Body!.transformToByteArray()).length, images[0].data.length, 'the photo stays as registered');
+        late.destroy();
+      }
 
       // 7. Poll project details until public_status goes from PROCESSING to DONE.
       let project = started;
