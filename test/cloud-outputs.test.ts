@@ -165,8 +165,12 @@ describe('cloud outputs: result_type, reading results with the project\'s creden
         assert.deepEqual(await s3ErrorOf(attempt()), { name: 'AccessDenied', status: 403 }, label);
       }
       assert.ok((await bytesOf(system, ortho.s3_bucket, ortho.s3_key)).equals(before), 'the output is untouched');
-      // A copy out of the results into the uploads prefix only reads them: allowed.
-      await s3.send(new CopyObjectCommand({ Bucket: ortho.s3_bucket, Key: `${credentials.key}ortho-copy.tif`, CopySource: `${ortho.s3_bucket}/${ortho.s3_key}` }));
+      // A copy out of the results into the uploads prefix: refused too, since the uploads closed
+      // when processing started (issue 40 §8; these credentials, asked for after, only read).
+      assert.deepEqual(
+        await s3ErrorOf(s3.send(new CopyObjectCommand({ Bucket: ortho.s3_bucket, Key: `${credentials.key}ortho-copy.tif`, CopySource: `${ortho.s3_bucket}/${ortho.s3_key}` }))),
+        { name: 'AccessDenied', status: 403 },
+      );
 
       // Another project's results (same organization) stay closed to these credentials.
       const other = (await outputsOf(exifProject.id)).find((o) => o.availability === 'done' && o.output_type === 'calibrated_camera_parameters_json');
