@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { startTestSystem, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
-import { InspectionClient } from '../src/sdk/inspection-client.ts';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { InspectionClient, s3ClientFor } from '../src/sdk/inspection-client.ts';
 import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
 
 describe('inspection rules', () => {
@@ -175,6 +176,19 @@ describe('inspection rules', () => {
     }
     const writer = asClient((await login('cloud:write')).body.api_token);
     assert.equal((await writer.request('POST', '/v1/assets/', { name: 'Mast', type: 9 })).status, 201);
+
+    // Storage credentials follow the token: a read-only token's read and never write (issue 40 §8).
+    const asset = await writer.createAsset({ name: 'Pole', type: 1, latitude: '46.5', longitude: '6.5' } as never);
+    const inspection = await writer.createInspection({ asset: asset.id, name: 'Flight' });
+    const writable = await writer.storageCredentials(inspection.id);
+    await s3ClientFor(writable).send(new PutObjectCommand({ Bucket: writable.bucket, Key: `${writable.key}a.jpg`, Body: 'photo' }));
+    const readOnly = await reader.storageCredentials(inspection.id);
+    const refused = await s3ClientFor(readOnly)
+      .send(new PutObjectCommand({ Bucket: readOnly.bucket, Key: `${readOnly.key}b.jpg`, Body: 'photo' }))
+      .then(() => 'written', (err: { name?: string }) => err.name);
+    assert.equal(refused, 'AccessDenied', 'a read-only token\'s credentials do not write');
+    const object = await s3ClientFor(readOnly).send(new GetObjectCommand({ Bucket: readOnly.bucket, Key: `${readOnly.key}a.jpg` }));
+    assert.equal(await object.Body!.transformToString(), 'photo');
 
     for (const scope of ['admin', 'cloud:read cloud:admin', 'share:read']) {
       const refused = await login(scope);

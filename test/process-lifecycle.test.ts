@@ -3,6 +3,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
 import { demoClient, startServerProcess, type ServerProcess } from './helpers/server-process.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
@@ -44,6 +45,10 @@ describe('server process', () => {
     const server = await startServerProcess(env);
     running.push(server);
     const client = await demoClient(dataDir, server);
+    // The first start's demo user administers its organization (issue 40 §1: it can remove members).
+    const { organization_uuid } = JSON.parse(fs.readFileSync(path.join(dataDir, 'bootstrap-credentials.json'), 'utf8'));
+    const members = await client.request('GET', `/v1/organizations/${organization_uuid}/members/`);
+    assert.deepEqual(members.body.map((m: { username: string; role: string }) => [m.username, m.role]), [['demo', 'admin']], JSON.stringify(members.body));
     const asset = await client.createAsset({ name: 'Mast', type: 9 });
     const inspection = await client.createInspection({ asset: asset.id });
     const credentials = await client.storageCredentials(inspection.id);

@@ -70,7 +70,8 @@ export async function bootstrapDemo(dataDir: string, deps: { cloud: CloudModule;
   const organization = await accounts.createOrganization('Demo organization');
   const password = crypto.randomBytes(18).toString('base64url');
   const user = await accounts.createUser('demo', password, 'demo@localhost');
-  await accounts.addMember(user.id, organization.id);
+  // The demo user administers its organization: it can remove members (DELETE …/members/{user_id}/).
+  await deps.inspection.memberships.setMember(user.id, organization.id, 'admin');
   const apiKey = await accounts.createApiKey('demo application', organization.id);
   await deps.inspection.allowance.grant({ organizationId: organization.id }, 'projects', 100, 'demo bootstrap');
   await deps.inspection.allowance.grant({ organizationId: organization.id }, 'tower_inventory', 10, 'demo bootstrap');

@@ -78,18 +78,21 @@ export class CloudClient {
     return new CloudScope(this, owner.organization_id);
   }
 
-  /** @internal CloudScope's transport. */
-  async callFor<T>(organizationId: number | null, method: string, path: string, body?: unknown): Promise<T> {
+  /**
+   * @internal CloudScope's transport. `readOnly`: with a token asked for `read:cloud` only, so that
+   * what the cloud hands out for it (storage credentials) only reads.
+   */
+  async callFor<T>(organizationId: number | null, method: string, path: string, body?: unknown, readOnly = false): Promise<T> {
     let organization = '';
     if (organizationId !== null) {
       organization = this.uuids.get(organizationId) ?? (await this.options.organizationUuid(organizationId));
       this.uuids.set(organizationId, organization);
     }
-    return this.call<T>(organization, method, path, body);
+    return this.call<T>({ organization, readOnly }, method, path, body);
   }
 
-  private async call<T>(organization: string, method: string, path: string, body?: unknown, retried = false): Promise<T> {
-    const token = await this.accessToken(organization);
+  private async call<T>(who: TokenFor, method: string, path: string, body?: unknown, retried = false): Promise<T> {
+    const token = await this.accessToken(who);
     let response: Response;
     try {
       response = await fetch(`${this.options.baseUrl()}${path}`, {
@@ -105,8 +108,8 @@ export class CloudClient {
       throw unavailable(`The cloud processing service is unreachable (${(err as Error).message}).`);
     }
     if (response.status === 401 && !retried) {
-      this.tokens.delete(organization); // revoked or expired early: one fresh token, then give up
-      return this.call(organization, method, path, body, true);
+      this.tokens.delete(tokenKey(who)); // revoked or expired early: one fresh token, then give up
+      return this.call(who, method, path, body, true);
     }
     const text = await response.text();
     const parsed = text ? safeJson(text) : undefined;
@@ -122,19 +125,20 @@ export class CloudClient {
     throw unavailable(`The cloud processing service answered ${response.status} to ${method} ${path}${typeof cause === 'string' ? `: ${cause}` : '.'}`);
   }
 
-  /** `organization`: the uuid to act for; '' for the service's own organization. */
-  private async accessToken(organization: string): Promise<string> {
-    const cached = this.tokens.get(organization);
+  private async accessToken(who: TokenFor): Promise<string> {
+    const key = tokenKey(who);
+    const cached = this.tokens.get(key);
     if (cached && cached.expiresAt > Date.now() + 60_000) return cached.value;
-    let request = this.tokenRequests.get(organization);
+    let request = this.tokenRequests.get(key);
     if (!request) {
-      request = this.requestToken(organization).finally(() => this.tokenRequests.delete(organization));
-      this.tokenRequests.set(organization, request);
+      request = this.requestToken(who).finally(() => this.tokenRequests.delete(key));
+      this.tokenRequests.set(key, request);
     }
     return request;
   }
 
-  private async requestToken(organization: string): Promise<string> {
+  private async requestToken(who: TokenFor): Promise<string> {
+    const { organization, readOnly } = who;
     let response: Response;
     try {
       response = await fetch(`${this.options.baseUrl()}/oauth2/token/`, {
@@ -146,6 +150,7 @@ export class CloudClient {
           client_secret: this.options.clientSecret,
           token_format: 'jwt',
           ...(organization ? { organization_uuid: organization } : {}),
+          ...(readOnly ? { scope: 'read:cloud' } : {}),
         }),
       });
     } catch (err) {
@@ -153,10 +158,18 @@ export class CloudClient {
     }
     if (!response.ok) throw unavailable(`The cloud processing service refused this service's credentials (${response.status}).`);
     const body = (await response.json()) as { access_token: string; expires_in: number };
-    this.tokens.set(organization, { value: body.access_token, expiresAt: Date.now() + body.expires_in * 1000 });
+    this.tokens.set(tokenKey(who), { value: body.access_token, expiresAt: Date.now() + body.expires_in * 1000 });
     return body.access_token;
   }
 }
+
+/** Whom a cloud token acts for: an organization's uuid ('' for the service's own), and whether it only reads. */
+interface TokenFor {
+  organization: string;
+  readOnly: boolean;
+}
+
+const tokenKey = (who: TokenFor) => `${who.organization}${who.readOnly ? ' read-only' : ''}`;
 
 /** The cloud API's operations this service uses, acting for one organization (CloudClient.as). */
 export class CloudScope {
@@ -210,8 +223,9 @@ export class CloudScope {
     return (await this.call<{ moved: number }>('PUT', '/common/api/v4/drive/move_batch/', body)).moved;
   }
 
-  storageCredentials(projectId: number): Promise<CloudStorageCredentials> {
-    return this.call('GET', `/project/api/v3/projects/${projectId}/s3_credentials/`);
+  /** `readOnly`: credentials that only read (asked with a read-only token: the cloud's IssueOptions.writable false). */
+  storageCredentials(projectId: number, readOnly = false): Promise<CloudStorageCredentials> {
+    return this.client.callFor(this.organizationId, 'GET', `/project/api/v3/projects/${projectId}/s3_credentials/`, undefined, readOnly);
   }
 
   /** Registers keys; the cloud's field errors are renamed to the inspection API's `image_keys`. */

@@ -28,6 +28,7 @@ import type { ImageReader } from '../../shared/images/image-reader.ts';
 import type { RetentionService } from '../retention/retention.service.ts';
 import { purgedError, refusePurged } from '../retention/purged.ts';
 import type { StorageGrants } from '../auth/storage-grants.ts';
+import { WRITE_SCOPE } from '../auth/token-scopes.ts';
 
 export const DEFAULT_PROCESSING_PARAMETERS: ProcessingParameters = { generate_point_cloud: true };
 export const MAX_KEYS_PER_REGISTER_CALL = 500;
@@ -206,7 +207,8 @@ export class InspectionService {
   async storageCredentials(auth: AuthContext, id: number) {
     const inspection = await this.access.requireInspectionData(auth, id);
     await this.quota.requireRoomToUpload(inspection);
-    const c = await this.cloud.as(inspection).storageCredentials(this.projectOf(inspection));
+    // A token asked for cloud:read only gets credentials that only read (issue 40 §8), as the cloud's read-only tokens do.
+    const c = await this.cloud.as(inspection).storageCredentials(this.projectOf(inspection), !auth.scopes.includes(WRITE_SCOPE));
     await this.grants.record({ accessKey: c.access_key, userId: auth.userId, organizationId: inspection.organization_id, inspectionId: inspection.id, expiresAt: c.expiration });
     return {
       access_key: c.access_key,
