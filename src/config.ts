@@ -1,6 +1,7 @@
 // Configuration comes from environment variables only, read once in main and passed down
 // (no module reads process.env on its own, so tests can build any number of systems side by side).
 // Every variable is listed, with its default, in the README's configuration table.
+// Past 350 lines: every variable is read and checked here and nowhere else (docs/CONVENTIONS.md).
 import path from 'node:path';
 import { ENGINE_NAMES } from './cloud/processing/engines.ts';
 import { DENSE_DEFAULT_MAX_IMAGE_SIZE } from './cloud/processing/colmap/stages/dense-plan.ts';

@@ -1,4 +1,5 @@
 // Schema `inspection`: owned by the inspection service alone.
+// Past 350 lines: the append-only list of the schema's migrations, in order.
 import { sql, type Kysely } from 'kysely';
 import { cameraListJsonDdl } from './inspections/camera-list-json.ts';
 import { serverSecretsTableDdl } from '../infra/secrets/server-secrets.ts';

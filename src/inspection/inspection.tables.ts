@@ -1,4 +1,5 @@
 // Kysely row types of schema `inspection` (see inspection.migrations.ts).
+// Past 350 lines: one type per table of the schema, kept together as the migrations are.
 import type { ColumnType, Generated, Selectable } from 'kysely';
 
 import type { CameraCalibration, Reconstruction } from './pipeline/reconstruction.ts';

@@ -1,6 +1,8 @@
 // The rules of cloud projects: creation, storage credentials, input registration, processing start,
 // deletion. Access is always scoped to the caller's organization: another organization's project
 // is "not found".
+// Past 350 lines: one service for the project's life cycle, whose rules read the same project row;
+// share links, extras and control points already live in their own modules.
 import crypto from 'node:crypto';
 import type { ProjectRow } from '../cloud.tables.ts';
 import type { CloudPrincipal } from '../auth/oauth.service.ts';

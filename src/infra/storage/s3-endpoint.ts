@@ -11,6 +11,7 @@
 //   6. runs it, streaming bodies, and answers errors in S3's XML format.
 // With `sts`, a form POST to `/` signed for the "sts" service is STS AssumeRole (storage-sts.ts).
 // Secrets, signatures and session tokens are never logged (nor the query string that holds them).
+// Past 350 lines: the six steps above share one request's state; each check itself lives in its own module.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
