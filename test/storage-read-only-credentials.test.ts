@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pino from 'pino';
-import { prefixPolicy } from '../src/infra/storage/sts-policies.ts';
+import { prefixPolicy, prefixRolePolicy } from '../src/infra/storage/sts-policies.ts';
 import { scopeOfPolicy } from '../src/infra/storage/storage-sts.ts';
 import { PerPrefixRoles, roleNameFor } from '../src/infra/storage/per-prefix-roles.ts';
 import type { IamQueryClient, IamRole } from '../src/infra/storage/iam-query.ts';
@@ -76,7 +76,7 @@ describe('read-only storage credentials on an external store', () => {
     assert.notEqual(readOnly.arn, writable.arn);
     const readOnlyName = roleNameFor('bkt', 'uploads/project-7/', false);
     const writableName = roleNameFor('bkt', 'uploads/project-7/');
-    assert.deepEqual(iam.policies.get(readOnlyName), prefixPolicy('bkt', 'uploads/project-7/', ['results/abc/'], { writable: false }));
+    assert.deepEqual(iam.policies.get(readOnlyName), prefixRolePolicy('bkt', 'uploads/project-7/', ['results/abc/'], { writable: false }));
     assert.ok(!actionsOf(iam.policies.get(readOnlyName)!).has('s3:PutObject'), 'the read-only role writes nothing, whatever its session policy');
     assert.ok(actionsOf(iam.policies.get(writableName)!).has('s3:PutObject'));
     // Asked again: the same roles, not made twice.

@@ -2598,6 +2598,8 @@ export interface paths {
                 content: {
                     "application/json": {
                         password: string;
+                        /** @description Space-separated: `cloud:read` alone makes a read-only token (GET only); `cloud:write` or no scope, both. Another value: 400. */
+                        scope?: string;
                         username: string;
                     };
                 };
@@ -2612,6 +2614,8 @@ export interface paths {
                         "application/json": {
                             api_token: string;
                             expires_in: number;
+                            /** @description The scopes granted, space-separated. */
+                            scope: string;
                         };
                     };
                 };
@@ -5244,7 +5248,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description degrees clockwise from true north; only without coords_2d (else computed) */
+                        /** @description degrees clockwise from true north, 0 <= azimuth < 360; only without coords_2d (else computed) */
                         azimuth?: (number & (number | null)) | null;
                         /** @description The item's front face marked on photos: keys are photo_ids of the inspection's cameras, values the face's four corners [x, y] in 0..1 of the photo's width and height, in the order top-left, top-right, bottom-right, bottom-left as the photo shows them. Two or more photos: the service computes coords_3d, azimuth, downtilt, plumb, width and height from them (see `computation`); `{}`: no geometry. */
                         coords_2d?: {
@@ -5260,7 +5264,7 @@ export interface paths {
                         /** @description metres, entered by hand */
                         depth?: (number & (number | null)) | null;
                         device_status?: string;
-                        /** @description degrees below the horizontal; only without coords_2d (else computed) */
+                        /** @description degrees below the horizontal, -90..90 (negative: facing upwards); only without coords_2d (else computed) */
                         downtilt?: (number & (number | null)) | null;
                         /** @description metres above the asset base; only without coords_2d (else computed) */
                         height?: (number & (number | null)) | null;
@@ -5268,7 +5272,7 @@ export interface paths {
                         /** @description panel_antenna, microwave_antenna, ancillary_box, collinear_antenna, yagi_antenna, mount */
                         model_type: "panel_antenna" | "microwave_antenna" | "ancillary_box" | "collinear_antenna" | "yagi_antenna" | "mount";
                         name?: string;
-                        /** @description degrees from the vertical; only without coords_2d (else computed) */
+                        /** @description degrees from the vertical, 0..90; only without coords_2d (else computed) */
                         plumb?: (number & (number | null)) | null;
                         public?: boolean;
                         template?: (number & (number | null)) | null;
@@ -5599,7 +5603,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description degrees clockwise from true north; only without coords_2d (else computed) */
+                        /** @description degrees clockwise from true north, 0 <= azimuth < 360; only without coords_2d (else computed) */
                         azimuth?: (number & (number | null)) | null;
                         /** @description The item's front face marked on photos: keys are photo_ids of the inspection's cameras, values the face's four corners [x, y] in 0..1 of the photo's width and height, in the order top-left, top-right, bottom-right, bottom-left as the photo shows them. Two or more photos: the service computes coords_3d, azimuth, downtilt, plumb, width and height from them (see `computation`); `{}`: no geometry. */
                         coords_2d?: {
@@ -5615,7 +5619,7 @@ export interface paths {
                         /** @description metres, entered by hand */
                         depth?: (number & (number | null)) | null;
                         device_status?: string;
-                        /** @description degrees below the horizontal; only without coords_2d (else computed) */
+                        /** @description degrees below the horizontal, -90..90 (negative: facing upwards); only without coords_2d (else computed) */
                         downtilt?: (number & (number | null)) | null;
                         /** @description metres above the asset base; only without coords_2d (else computed) */
                         height?: (number & (number | null)) | null;
@@ -5623,7 +5627,7 @@ export interface paths {
                         /** @description panel_antenna, microwave_antenna, ancillary_box, collinear_antenna, yagi_antenna, mount */
                         model_type?: "panel_antenna" | "microwave_antenna" | "ancillary_box" | "collinear_antenna" | "yagi_antenna" | "mount";
                         name?: string;
-                        /** @description degrees from the vertical; only without coords_2d (else computed) */
+                        /** @description degrees from the vertical, 0..90; only without coords_2d (else computed) */
                         plumb?: (number & (number | null)) | null;
                         public?: boolean;
                         template?: (number & (number | null)) | null;
@@ -9446,6 +9450,289 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{uuid}/members/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's members and their roles (for its members; 404 for anyone else) */
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    page_size?: number;
+                };
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    uuid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description `admin`: removes members (set with `admin add-member --role admin`) */
+                            role: "member" | "admin";
+                            user_id: number;
+                            username: string;
+                        }[] | {
+                            count: number;
+                            next: string | null;
+                            previous: string | null;
+                            results: {
+                                /** @description `admin`: removes members (set with `admin add-member --role admin`) */
+                                role: "member" | "admin";
+                                user_id: number;
+                                username: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{uuid}/members/{user_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member (admins of the organization only)
+         * @description At once and in one transaction: the membership (the member's token no longer reaches the organization's records, with or without the organization header), the share tokens they made for its inspections, the webhooks they subscribed for it, and the storage credentials handed to them (refused by the embedded store from their next request). The records they made stay the organization's. 403 for a member who is not an admin, 409 for an admin removing themselves, 404 for a non-member.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Organization to act for */
+                    "vendor-organization-uuid"?: string;
+                    /** @description API key of the application (required) */
+                    "x-api-key"?: string;
+                    /** @description Instead of Authorization and X-Api-Key: a read-only share token (POST /v1/inspections/{id}/share_tokens/); opens the GET routes of its inspection listed there, 403 elsewhere. Also `?share_token=`. */
+                    "x-share-token"?: string;
+                };
+                path: {
+                    user_id: number;
+                    uuid: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            organization_uuid: string;
+                            /** @description Share tokens the member made for the organization's inspections, revoked */
+                            share_tokens_revoked: number;
+                            /** @description Storage credentials handed to the member and not yet expired, revoked */
+                            storage_credentials_revoked: number;
+                            user_id: number;
+                            /** @description Webhook subscriptions the member made for the organization, deleted with their pending deliveries */
+                            webhooks_deleted: number;
+                        };
+                    };
+                };
+                /** @description Field name -> list of messages */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/share/": {
         parameters: {
             query?: never;
@@ -9619,6 +9906,11 @@ export interface paths {
                             active: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description The user who made the subscription; removing them from the organization deletes it */
+                            created_by: {
+                                id: number;
+                                username: string;
+                            };
                             /** Format: date-time */
                             disabled_at: string | null;
                             disabled_reason: string | null;
@@ -9634,6 +9926,11 @@ export interface paths {
                                 active: boolean;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description The user who made the subscription; removing them from the organization deletes it */
+                                created_by: {
+                                    id: number;
+                                    username: string;
+                                };
                                 /** Format: date-time */
                                 disabled_at: string | null;
                                 disabled_reason: string | null;
@@ -9767,6 +10064,11 @@ export interface paths {
                             active: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description The user who made the subscription; removing them from the organization deletes it */
+                            created_by: {
+                                id: number;
+                                username: string;
+                            };
                             /** Format: date-time */
                             disabled_at: string | null;
                             disabled_reason: string | null;
@@ -9904,6 +10206,11 @@ export interface paths {
                             active: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description The user who made the subscription; removing them from the organization deletes it */
+                            created_by: {
+                                id: number;
+                                username: string;
+                            };
                             /** Format: date-time */
                             disabled_at: string | null;
                             disabled_reason: string | null;
@@ -10149,6 +10456,11 @@ export interface paths {
                             active: boolean;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description The user who made the subscription; removing them from the organization deletes it */
+                            created_by: {
+                                id: number;
+                                username: string;
+                            };
                             /** Format: date-time */
                             disabled_at: string | null;
                             disabled_reason: string | null;
