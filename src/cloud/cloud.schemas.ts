@@ -329,6 +329,12 @@ export const MarkRecord = Type.Object({
   x: Type.Number({ description: 'Pixel column, 0 <= x < width.' }),
   y: Type.Number({ description: 'Pixel row, 0 <= y < height.' }),
 });
+/**
+ * Marks one registration may carry; a project holds up to ten times as many, over several calls
+ * (control-point.service.ts). The body of 10,000 parses and checks in a few tens of ms; one of
+ * 100,000 held the event loop ~220 ms before the route ran (issue 40 §5).
+ */
+export const MAX_MARKS_PER_CALL = 10_000;
 export const MarksBody = Type.Object({
   marks: Type.Array(
     Type.Object({
@@ -337,7 +343,7 @@ export const MarksBody = Type.Object({
       x: Finite(),
       y: Finite(),
     }),
-    { minItems: 1, maxItems: 100000 },
+    { minItems: 1, maxItems: MAX_MARKS_PER_CALL },
   ),
 });
 export const MarksResult = Type.Object({ marks: Type.Array(MarkRecord) });

@@ -15,8 +15,9 @@
 // - Processing starts only when every MTP is marked in at least two photos and every GCP in at
 //   least two photos, or in none when the project was created with a `coordinate_system` (the
 //   spec's automatic GCP marking, rule 4): see `assertReadyToProcess`.
-// - Bounded work per call (issue 40 §5): a call may carry 100,000 marks and a project hold as
-//   many. On the embedded database (PGlite, single connection, run inside this process) one
+// - Bounded work per call (issue 40 §5): a call may carry MAX_MARKS_PER_CALL marks (cloud.schemas.ts) (parsing and
+//   checking the body of 100,000 in one call held the event loop ~220 ms before this code ran) and
+//   a project hold MAX_MARKS_PER_PROJECT, registered over several calls. On the embedded database (PGlite, single connection, run inside this process) one
 //   transaction writing them all held every other request of both APIs for seconds; there the
 //   marks are written in chunks of MARKS_PER_WRITE, each its own short transaction, with a turn of
 //   the event loop between them, after the cap has been checked for the whole call (registrations
