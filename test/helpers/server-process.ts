@@ -34,7 +34,9 @@ export function startServerProcess(
   const child = spawn(file, argv, {
     cwd: ROOT,
     // ENGINE: exif unless the test asks otherwise (where COLMAP is installed the default would be colmap: minutes per project).
-    env: { ...process.env, INSPECTION_PORT: '0', CLOUD_PORT: '0', STORAGE_PORT: '0', LOG_LEVEL: 'warn', ENGINE: 'exif', ...env },
+    // DENSE_MAX_IMAGE_SIZE: the depth maps at 320 px as in the in-process test systems (testConfig):
+    // at the default 800 the distributed test's 12 lund photos spent minutes in the depth maps alone.
+    env: { ...process.env, INSPECTION_PORT: '0', CLOUD_PORT: '0', STORAGE_PORT: '0', LOG_LEVEL: 'warn', ENGINE: 'exif', DENSE_MAX_IMAGE_SIZE: '320', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
