@@ -54,6 +54,7 @@ async function migrate(database: Database): Promise<void> {
 export async function pgliteTemplate(): Promise<string> {
   const folder = path.join(os.tmpdir(), `oi-pglite-template-${templateKey()}`);
   if (fs.existsSync(path.join(folder, 'pglite', 'PG_VERSION'))) return path.join(folder, 'pglite');
+  forgetOldPgliteTemplates(folder);
   // Built aside and renamed into place: a process that loses the race drops its own copy.
   const building = fs.mkdtempSync(`${folder}.building-`);
   const database = await openDatabase({ dataDir: building });
@@ -69,6 +70,24 @@ export async function pgliteTemplate(): Promise<string> {
     fs.rmSync(building, { recursive: true, force: true });
   }
   return path.join(folder, 'pglite');
+}
+
+/**
+ * Removes the templates of other migration sets (~40 MB each) once a day old: every change to a
+ * migration makes a new one, and the temporary folder would fill up over a working week. A day, so
+ * that a run still using an older checkout's template is not robbed of it.
+ */
+function forgetOldPgliteTemplates(current: string): void {
+  const dayAgo = Date.now() - 24 * 3600_000;
+  for (const name of fs.readdirSync(os.tmpdir())) {
+    const folder = path.join(os.tmpdir(), name);
+    if (!name.startsWith('oi-pglite-template-') || folder === current) continue;
+    try {
+      if (fs.statSync(folder).mtimeMs < dayAgo) fs.rmSync(folder, { recursive: true, force: true });
+    } catch {
+      // Removed by another process meanwhile.
+    }
+  }
 }
 
 /** The name of a PostgreSQL database on `baseUrl`'s server to create test databases from (built here the first time). */
