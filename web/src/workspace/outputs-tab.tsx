@@ -62,12 +62,14 @@ export function OutputsTab({ inspection, reload }: TabProps) {
   const summary = useLoad(async () => (readOnly ? null : ((await unwrap(api.GET('/v1/inspections/{id}/processing/', { params: { path: { id: inspection.id } } }))).summary ?? null)), [inspection.id, readOnly, inspection.status]);
   const sizes = new Map((summary.data?.outputs_made ?? []).map((o) => [o.output_type, o.size_bytes]));
 
-  // Follow report generation until it is no longer `processing`.
+  // Follow report generation until it is no longer `processing`: every 1.5 s for as long as it
+  // lasts. (A timer set per change of the record stopped after a reload that found the record
+  // unchanged, and the page said "being generated" until reloaded: issue 37 §1.)
   useEffect(() => {
     if (inspection.report_status !== 'processing') return;
-    const timer = setTimeout(reload, 1500);
-    return () => clearTimeout(timer);
-  }, [inspection.report_status, inspection.updated_at, reload]);
+    const timer = setInterval(reload, 1500);
+    return () => clearInterval(timer);
+  }, [inspection.report_status, reload]);
 
   // Ask for the inputs ZIP again while it is being prepared.
   useEffect(() => {
