@@ -12,9 +12,9 @@
 // credentials obtained before processing started.
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
-import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
+import type { InspectionTables } from '../inspection.tables.ts';
 import type { CredentialState } from '../../infra/storage/revoked-credentials.ts';
-import { PROCESSABLE_STATUSES } from '../inspections/statuses.ts';
+import { takesUploads } from '../inspections/statuses.ts';
 
 /** What the object store can end (system.ts wires it to the embedded endpoint and the credential issuer). */
 export interface StorageRevocation {
@@ -92,9 +92,4 @@ export class StorageGrants {
     if (row.revoked_at !== null) return 'revoked';
     return row.id !== null && row.status !== null && takesUploads({ ...row, status: row.status }) ? 'valid' : 'read-only';
   }
-}
-
-/** Whether image files may still be uploaded to the inspection (the rule register_images applies). */
-function takesUploads(inspection: Pick<InspectionRow, 'status' | 'processing_started_at' | 'retry_of'>): boolean {
-  return inspection.retry_of === null && inspection.processing_started_at === null && PROCESSABLE_STATUSES.includes(inspection.status as 1 | 2 | 20);
 }

@@ -15,7 +15,7 @@ import type { InspectionRecord } from './inspection.mapper.ts';
 import { toRecord, toRecords } from './inspection-records.ts';
 import { readRecord } from './inspection-read.ts';
 import { CameraList } from './camera-list.ts';
-import { PROCESSABLE_STATUSES, SETTABLE_STATUSES, Status } from './statuses.ts';
+import { PROCESSABLE_STATUSES, SETTABLE_STATUSES, Status, takesUploads } from './statuses.ts';
 import type { InspectionRepository, InspectionUpdate } from './inspection.repository.ts';
 import type { InspectionPipeline } from '../pipeline/inspection-pipeline.ts';
 import type { NotificationService } from '../notifications/notification.service.ts';
@@ -333,8 +333,6 @@ export class InspectionService {
 
   private requireBeforeProcessing(inspection: InspectionRow): void {
     if (inspection.retry_of !== null) throw conflict('A retry reuses the inputs of its original; images cannot be registered to it.');
-    if (inspection.processing_started_at || !PROCESSABLE_STATUSES.includes(inspection.status as 1 | 2 | 20)) {
-      throw conflict('Images can only be registered before processing starts.');
-    }
+    if (!takesUploads(inspection)) throw conflict('Images can only be registered before processing starts.');
   }
 }

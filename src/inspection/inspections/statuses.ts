@@ -68,6 +68,15 @@ export const STABLE_STATUSES = new Set([1, 7, 13, 14, 15, 16, 17, 19, 24, 27, ..
 /** Statuses from which `process` may start (spec transition table). */
 export const PROCESSABLE_STATUSES = [Status.New, Status.Uploading, Status.Waiting];
 
+/**
+ * Whether image files may still be uploaded to and registered with an inspection: not a retry
+ * (it reuses its original's inputs) and processing never started (spec rule 4). register_images
+ * and the storage credentials' write check (auth/storage-grants.ts) apply this one rule.
+ */
+export function takesUploads(inspection: { status: number; processing_started_at: unknown; retry_of: number | null }): boolean {
+  return inspection.retry_of === null && !inspection.processing_started_at && PROCESSABLE_STATUSES.includes(inspection.status as 1 | 2 | 20);
+}
+
 /** Statuses in which an inspection may be retried (spec retry condition 3). */
 export const RETRYABLE_STATUSES = new Set([7, 8, 14, 16, 17, 18, 21, 22, 23]);
 
