@@ -20,6 +20,24 @@ const LUND = path.resolve(import.meta.dirname, '../../shared/datasets/lund/image
 const BUCKET = 'oi-distributed';
 const ROOT = { accessKeyId: 'OIDISTROOT0000000001', secretAccessKey: crypto.randomBytes(30).toString('base64url') };
 
+/** The command line of a `colmap` process whose parent is `pid` (read from /proc), if one runs. */
+function colmapChildOf(pid: number): string | undefined {
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // "pid (comm) state ppid ...": comm may hold spaces, so read after its closing parenthesis.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== pid) continue;
+      const command = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
+      if (/\bcolmap\b/.test(command)) return command;
+    } catch {
+      // the process ended while being read
+    }
+  }
+  return undefined;
+}
+
 interface TimelineEvent {
   at: number;
   process: string;
@@ -112,7 +130,10 @@ describe('distributed: storage, serve without workers, two workers, each with it
       if (victim < 0) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     assert.ok(victim >= 0, 'a worker started the processing job');
-    await new Promise((resolve) => setTimeout(resolve, 4000)); // COLMAP is extracting features by now
+    // Killed while COLMAP runs: wait for the victim's own `colmap` child process (the event), not a fixed time.
+    const colmapDeadline = Date.now() + 120_000;
+    while (!colmapChildOf(workers[victim].child.pid!) && Date.now() < colmapDeadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(colmapChildOf(workers[victim].child.pid!), 'the worker started COLMAP');
     const killedAt = Date.now();
     workers[victim].child.kill('SIGKILL');
     const survivor = workers[1 - victim];
