@@ -52,6 +52,7 @@ export const NO_DATABASE: Record<string, string> = {
   'storage-s3.test.ts': 'the embedded S3 endpoint with the AWS SDK; no database',
   'streamed-garbage.test.ts': 'young collections of streamed buffers; no database',
   'tower-flight-parts.test.ts': 'the tower-flight generator\'s geodesy, flight plan, GPS noise, EXIF, truth and reference cloud; no database',
+  'tower-flight-render.test.ts': 'the tower-flight generator rendering a small flight in Chromium; no database',
   'web-3d-levels.test.ts': 'the 3D view\'s point levels; no database',
   'web-3d-logic.test.ts': 'the 3D view\'s rules; no database',
   'web-asset-rules.test.ts': 'console form rules; no database',
@@ -132,4 +133,5 @@ export const HEAVY: Record<string, string> = {
   'dense-patch-match.test.ts': 'PatchMatch depth maps',
   'mesh-poisson.test.ts': 'Poisson meshing by COLMAP',
   'storage-large.test.ts': 'a large multipart upload',
+  'tower-flight-render.test.ts': 'renders a small tower flight (~30 photos) in Chromium',
 };

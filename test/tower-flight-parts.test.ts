@@ -9,7 +9,8 @@ import { cameraToEnuQuaternion, conjugateQuaternion, opticalAxisEnu, rotateVecto
 import { analyzeImage } from '../src/shared/image-metadata/analyze-image.ts';
 import { readLas } from '../src/shared/pointcloud/index.ts';
 import { DEFAULT_CAMERA, SMALL_CAMERA, focalPx } from '../scripts/tower-flight/camera-models.ts';
-import { planFlight, groundHeight, orbitOverlap, takeOffPoint } from '../scripts/tower-flight/flight-plan.ts';
+import { planFlight, orbitOverlap, takeOffPoint } from '../scripts/tower-flight/flight-plan.ts';
+import { groundHeight } from '../scripts/tower-flight/scene-description.ts';
 import { geodeticToLocal, localToGeodetic, utmOf, type GeoPoint } from '../scripts/tower-flight/geodesy.ts';
 import { gpsErrors, gpsReadings, relativeAltitudes } from '../scripts/tower-flight/gps-noise.ts';
 import { writePhoto } from '../scripts/tower-flight/photo-writer.ts';
@@ -139,7 +140,7 @@ describe('tower-flight flight plan', () => {
     for (const p of [...flight, ...smallFlight]) {
       const [x, y, z] = p.position;
       if (z < layout.tower.heightM) assert.ok(Math.hypot(x, y) > ring, `${p.file} (${p.segment}) is ${Math.hypot(x, y)} m from the centre line`);
-      assert.ok(z - groundHeight(layout.site, x, y) >= 2, `${p.file} is ${z - groundHeight(layout.site, x, y)} m above the ground`);
+      assert.ok(z - groundHeight(layout, x, y) >= 2, `${p.file} is ${z - groundHeight(layout, x, y)} m above the ground`);
       assert.ok(Math.abs(p.rollDeg) <= 0.5);
       assert.ok(p.pitchDeg >= -90 && p.pitchDeg <= 90);
       if (p.segment === 'helix') assert.ok(p.pitchDeg <= 0 && p.pitchDeg >= -30);
@@ -234,10 +235,10 @@ describe('tower-flight photo writer', () => {
     assert.ok(result.ok, result.ok ? '' : result.reason);
     const m = result.metadata;
     assert.equal(m.format, 'jpeg');
-    assert.deepEqual([m.width, m.height, m.make, m.model], [1600, 1200, 'DJI', 'M3E']);
+    assert.deepEqual([m.width, m.height, m.make, m.model], [1600, 1200, 'DJI', 'M30T']);
     assert.ok(Math.abs(m.latitude! - gps.latitude) < 1e-7 && Math.abs(m.longitude! - gps.longitude) < 1e-7);
     assert.ok(Math.abs(m.altitude! - gps.altitude) < 1e-3);
-    assert.equal(m.focalLengthMm, 12.29);
+    assert.equal(m.focalLengthMm, SMALL_CAMERA.focalLengthMm);
     assert.equal(m.focalLength35mm, 24);
     assert.equal(m.relativeAltitude, 30.1);
     assert.deepEqual(m.gimbal, { yaw: -123.46, pitch: -12.34, roll: 0.21 });

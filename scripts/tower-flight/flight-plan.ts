@@ -30,7 +30,8 @@
 // towards the next position). Gimbal angles carry a seeded aiming jitter of at most 0.5°.
 import { fieldOfView } from './camera-models.ts';
 import { forkRandom, type Random } from './random.ts';
-import type { CameraModel, CameraPose, SceneLayout, SiteLayout, Vec3 } from './scene-types.ts';
+import { groundHeight } from './scene-description.ts';
+import type { CameraModel, CameraPose, SceneLayout, Vec3 } from './scene-types.ts';
 
 const DEG = Math.PI / 180;
 /** Planned with a point to spare, so that the aiming jitter cannot bring an orbit below 75 %. */
@@ -41,12 +42,6 @@ const NADIR_SIDE_OVERLAP = 0.7;
 const KEEP_OUT_MARGIN_M = 1;
 const CRUISE_SPEED_MS = 2.5;
 const HOVER_S = 2;
-
-/** The ground's height (local z) at (x, y): the site's plane through the tower base. */
-export function groundHeight(site: SiteLayout, x: number, y: number): number {
-  const a = site.slopeAzimuthDeg * DEG;
-  return Math.tan(site.slopeDeg * DEG) * (x * Math.sin(a) + y * Math.cos(a));
-}
 
 /** Horizontal distance from the centre line within which no camera flies below the top: structure, rings, equipment + 1 m. */
 export function keepOutRadius(layout: SceneLayout): number {
@@ -66,7 +61,7 @@ export function structureTop(layout: SceneLayout): number {
 /** Where the drone takes off (and its barometer reads 0): on the ground, 2 m inside the compound's south-west corner. */
 export function takeOffPoint(layout: SceneLayout): Vec3 {
   const c = -Math.max(0, layout.compound.halfSideM - 2);
-  return [c, c, groundHeight(layout.site, c, c)];
+  return [c, c, groundHeight(layout, c, c)];
 }
 
 /**

@@ -21,7 +21,7 @@ export interface Exposure {
   iso: number;
 }
 
-/** A bright day's exposure of an M3E: 1/1000 s at f/2.8, ISO 100 (the renderer's motion blur uses the time). */
+/** A bright day's exposure of an M30T wide camera: 1/1000 s at f/2.8, ISO 100 (the renderer's motion blur uses the time). */
 export const DEFAULT_EXPOSURE: Exposure = { exposureTimeS: 1 / 1000, fNumber: 2.8, iso: 100 };
 
 export interface PhotoInfo {
