@@ -137,7 +137,23 @@ async function main(): Promise<void> {
     console.log(`# tower flight ${flight}: ${files.length} photos, ${truth.tower.type} ${truth.tower.height_m} m, ${truth.antennas.filter((a: any) => a.type === 'panel_antenna').length} panel antennas`);
     if (renderSeconds !== undefined) console.log(`rendering: ${renderSeconds.toFixed(0)} s (${(renderSeconds / files.length).toFixed(1)} s per photo)`);
     console.log(`processing: status ${done.status}, ${seconds.toFixed(0)} s wall (${(seconds / files.length).toFixed(1)} s per photo; target <= ${TARGETS.pipelineMinutes} min for ~150 photos), peak RSS of the process tree ${peaks.peakTreeMb.toFixed(0)} MB (target <= ${TARGETS.peakRssMb} MB; largest child ${peaks.peakChild})`);
-    if (!outputs.has('quality_report')) throw new Error(`no quality report: status ${done.status}`);
+    if (done.status !== 7) {
+      // Why, in the processing summary's words, and the processing log's lines about the mapping.
+      console.log(`processing failed: ${JSON.stringify(await client.expect(200, 'GET', `/v1/inspections/${inspection.id}/processing/`))}`);
+      // A failed run's log stays in the store under the project's results (colmap-engine.ts keeps it).
+      const project = await (await system.inspection.cloudFor(inspection.id)).getProject(inspection.project_id);
+      const listed = await system.store.listObjects(project.bucket_name, { prefix: `results/${project.uuid}/` });
+      const key = listed.objects.map((o) => o.key).find((k) => k.endsWith('processing_log.txt'));
+      if (key) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of (await system.store.getObject(project.bucket_name, key)).body) chunks.push(chunk as Buffer);
+        const file = path.join(os.tmpdir(), `bench-tower-processing-${Date.now()}.log`);
+        fs.writeFileSync(file, Buffer.concat(chunks));
+        console.log(`processing log: ${file}`);
+      }
+      process.exitCode = 1;
+      return;
+    }
     const report = JSON.parse((await download(outputs.get('quality_report')!)).toString('utf8'));
     if (report.stages) console.log(`stages: ${Object.entries(report.stages).map(([k, v]) => `${k} ${Number(v).toFixed(0)} s`).join(', ')}`);
 

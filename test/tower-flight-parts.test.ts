@@ -121,10 +121,12 @@ describe('tower-flight geodesy', () => {
 });
 
 describe('tower-flight flight plan', () => {
-  it('flies every segment, ~150 photos by default and ~30 small', () => {
+  it('flies every segment, ~150 photos by default and ~30 small (the antenna zone: helix, top, under the highest level)', () => {
     const segments = ['helix', 'top', 'nadir', 'under-level-0', 'under-level-1'];
     assert.deepEqual(Object.keys(countBy(flight)).sort(), segments.sort());
-    assert.deepEqual(Object.keys(countBy(smallFlight)).sort(), segments.sort());
+    assert.deepEqual(Object.keys(countBy(smallFlight)).sort(), ['helix', 'top', 'under-level-1']);
+    const lowest = Math.min(...layout.levels.map((l) => l.heightM));
+    assert.ok(smallFlight.filter((p) => p.segment === 'helix').every((p) => p.position[2] >= lowest - 5 - 1e-9), 'the small helix stays in the antenna zone');
     assert.ok(flight.length >= 130 && flight.length <= 170, `${flight.length} photos: ${JSON.stringify(countBy(flight))}`);
     assert.ok(smallFlight.length >= 25 && smallFlight.length <= 35, `${smallFlight.length} small photos`);
     for (const poses of [flight, smallFlight]) {

@@ -17,10 +17,10 @@
 // (radians), less than b/D whenever ρ < d: every part of the tower overlaps at least as much as
 // this figure. The orbits take the fewest photos per turn with 1 - b/W >= 75 % (`orbitOverlap`);
 // 19 photos a turn (19° steps) on a helix of 10.6 m radius. The helix climbs at most 60 % of a
-// photo's vertical footprint per turn (40 % overlap between turns). `small` flies a fixed sparse
-// plan of about 30 photos instead, for quick runs of the pipeline rather than a reconstruction:
-// 2 helix turns of 8 (45° steps, ~45 % overlap), 4 per under-level orbit, 3 over the top and a
-// 2 x 2 nadir grid, the last three only adding a few viewpoints each.
+// photo's vertical footprint per turn (40 % overlap between turns). `small` flies about 30 photos
+// for the tests' reconstructions: 2 helix turns of 12 (30° steps, ~65 % overlap) over the antenna
+// zone only, 3 over the top and 6 under the highest level, no nadir pass (a sparser plan, 8 a turn
+// over the whole height, gave SIFT too little overlap: COLMAP placed none of its photos).
 //
 // Safety: below the tower's top no camera comes within `keepOutRadius` (the tower, the mount rings
 // and every piece of equipment, plus 1 m) of the centre line, and none is lower than 4 m above the
@@ -42,6 +42,8 @@ const NADIR_SIDE_OVERLAP = 0.7;
 const KEEP_OUT_MARGIN_M = 1;
 const CRUISE_SPEED_MS = 2.5;
 const HOVER_S = 2;
+/** `small`: 12 photos a helix turn (30° steps, ~65 % overlap): the fewest COLMAP still chains round a tower. */
+const SMALL_HELIX_PER_TURN = 12;
 
 /** Horizontal distance from the centre line within which no camera flies below the top: structure, rings, equipment + 1 m. */
 export function keepOutRadius(layout: SceneLayout): number {
@@ -128,11 +130,13 @@ export function planFlight(layout: SceneLayout, camera: CameraModel, options: { 
   // the keep-out radius and 0.3 x the tower's height, within 10-25 m.
   const ringWidth = 2 * (keepOut - KEEP_OUT_MARGIN_M);
   const radius = Math.min(25, Math.max(10, ringWidth / 0.35 / (2 * Math.tan(hfov / 2)), keepOut + 6, 0.3 * layout.tower.heightM));
-  const zStart = Math.max(5, compoundTop(layout) + 2) + slope * radius;
+  const lowestLevel = Math.min(...layout.levels.map((l) => l.heightM), top);
+  // `small` keeps the helix to the antenna zone: the equipment is what its runs are for.
+  const zStart = Math.max(Math.max(5, compoundTop(layout) + 2) + slope * radius, options.small ? lowestLevel - 5 : 0);
   const zEnd = Math.max(top + 2, zStart + 1);
   const maxRisePerTurn = (1 - HELIX_TURN_OVERLAP) * 2 * radius * Math.tan(vfov / 2);
   const turns = options.small ? 2 : Math.max(2, Math.ceil((zEnd - zStart) / maxRisePerTurn));
-  const perTurn = options.small ? 8 : photosPerTurn(radius, radius, (zEnd - zStart) / turns, hfov, ORBIT_OVERLAP);
+  const perTurn = options.small ? SMALL_HELIX_PER_TURN : photosPerTurn(radius, radius, (zEnd - zStart) / turns, hfov, ORBIT_OVERLAP);
   const helixCount = turns * perTurn;
   const start = rng.between(0, 2 * Math.PI);
   for (let k = 0; k < helixCount; k++) {
@@ -157,7 +161,7 @@ export function planFlight(layout: SceneLayout, camera: CameraModel, options: { 
   const half = layout.compound.halfSideM + 5;
   const nadirZ = top + 10;
   const aboveGround = nadirZ - slope * half * Math.SQRT2;
-  const lines = options.small ? 2 : Math.max(2, Math.ceil((2 * half) / ((1 - NADIR_SIDE_OVERLAP) * 2 * aboveGround * Math.tan(hfov / 2))) + 1);
+  const lines = options.small ? 0 : Math.max(2, Math.ceil((2 * half) / ((1 - NADIR_SIDE_OVERLAP) * 2 * aboveGround * Math.tan(hfov / 2))) + 1);
   const perLine = options.small ? 2 : Math.max(2, Math.ceil((2 * half) / ((1 - NADIR_FORWARD_OVERLAP) * 2 * aboveGround * Math.tan(vfov / 2))) + 1);
   for (let line = 0; line < lines; line++) {
     const y = -half + (2 * half * line) / (lines - 1);
@@ -171,11 +175,11 @@ export function planFlight(layout: SceneLayout, camera: CameraModel, options: { 
   // Under each level, from the highest: 3 m outside the keep-out radius, looking up 28° at the
   // level's height on the centre line (less steeply if that would bring the camera below 4 m).
   const levelOrder = layout.levels.map((level, index) => ({ level, index })).sort((a, b) => b.level.heightM - a.level.heightM);
-  for (const { level, index } of levelOrder) {
+  for (const { level, index } of options.small ? levelOrder.slice(0, 1) : levelOrder) {
     const r = keepOut + 3;
     const floor = 4 + slope * r;
     const z = Math.max(level.heightM - r * Math.tan(28 * DEG), floor);
-    const count = options.small ? 4 : photosPerTurn(r, Math.hypot(r, level.heightM - z), 0, hfov, ORBIT_OVERLAP);
+    const count = options.small ? 6 : photosPerTurn(r, Math.hypot(r, level.heightM - z), 0, hfov, ORBIT_OVERLAP);
     const begin = rng.between(0, 2 * Math.PI);
     for (let k = 0; k < count; k++) {
       shots.push(orbitShot(r, begin + (clockwise * 2 * Math.PI * k) / count, z, level.heightM, `under-level-${index}`));

@@ -38,6 +38,23 @@ float procFbm(vec3 p, int octaves) {
 }
 // fbm of p·frequency with the footprint scaled to match.
 float procFbmAt(vec3 p, float frequency, int octaves) { float saved = procFootprint; procFootprint *= frequency; float v = procFbm(p * frequency, octaves); procFootprint = saved; return v; }
+// Detail at every scale from f0 up: octaves an octave apart, each with "gain" times the contrast
+// of the one before (0.7-0.85: close to the pink spectrum of real surfaces), each band-limited to
+// the pixel, normalised to a mean of 0.5. Real grass, gravel and concrete have features at every
+// scale, and photogrammetry needs them at the scale of a few pixels whatever the distance: with
+// contrast only at the coarsest and finest scales, rendered photos gave SIFT a few hundred
+// features each and COLMAP placed none of them.
+float procDetail(vec3 p, float f0, int octaves, float gain) {
+  float v = 0.0; float a = 1.0; float total = 0.0; float f = f0;
+  for (int k = 0; k < 12; k++) {
+    if (k >= octaves) break;
+    float keep = procBand(f);
+    if (keep <= 0.0) break;
+    v += a * (mix(0.5, procNoise(p * f + float(k) * 7.3), keep) - 0.5);
+    total += a; f *= 2.03; a *= gain;
+  }
+  return 0.5 + v / max(total, 1e-6) * 1.6;
+}
 `;
 
 /**
@@ -66,34 +83,27 @@ vec3 cameraEffects(vec3 colour) {
 /** GLSL that sets `vec3 albedo` from vProcWorld (p), vProcNormal (n) and the material's uTint. */
 const PATTERNS: Record<MaterialName, string> = {
   grass: `
-    float patches = procFbmAt(p, 0.35, 3);
-    float blades = procFbmAt(p, 40.0, 4);
-    float fine = procNoiseLimited(p, 260.0);
-    vec3 green = mix(vec3(0.16, 0.26, 0.07), vec3(0.36, 0.42, 0.16), patches);
-    green = mix(green, vec3(0.45, 0.40, 0.22), smoothstep(0.55, 0.75, procFbmAt(p + 11.0 / 0.9, 0.9, 3)));
-    albedo = green * (0.55 + 0.7 * blades) * (0.85 + 0.3 * fine);`,
+    float d = procDetail(p, 0.25, 12, 0.82);
+    float dry = smoothstep(0.55, 0.72, procDetail(p + 11.0, 0.6, 5, 0.7));
+    vec3 green = mix(vec3(0.14, 0.24, 0.06), vec3(0.40, 0.46, 0.18), d);
+    albedo = mix(green, vec3(0.52, 0.46, 0.26) * (0.6 + 0.8 * d), dry) * (0.55 + 0.9 * d);`,
   gravel: `
-    float stones = procNoiseLimited(p, 45.0);
-    float grit = procNoiseLimited(p, 210.0);
-    float tone = procFbmAt(p, 1.5, 3);
-    albedo = mix(vec3(0.36, 0.34, 0.31), vec3(0.62, 0.60, 0.56), stones) * (0.75 + 0.4 * grit) * (0.85 + 0.3 * tone);`,
+    float d = procDetail(p, 0.8, 11, 0.85);
+    albedo = mix(vec3(0.30, 0.28, 0.25), vec3(0.68, 0.66, 0.61), d) * (0.8 + 0.4 * procNoiseLimited(p, 90.0));`,
   concrete: `
-    float stain = procFbmAt(p, 2.0, 4);
-    float pores = procNoiseLimited(p, 300.0);
-    albedo = vec3(0.63, 0.62, 0.59) * (0.82 + 0.25 * stain) * (0.92 + 0.12 * pores);`,
+    float d = procDetail(p, 0.5, 10, 0.75);
+    albedo = vec3(0.62, 0.61, 0.58) * (0.62 + 0.7 * d);`,
   galvanised_steel: `
-    float spangle = procFbmAt(p, 25.0, 3);
-    float fine = procNoiseLimited(p, 180.0);
-    albedo = vec3(0.56, 0.57, 0.58) * (0.75 + 0.4 * spangle) * (0.9 + 0.15 * fine);
+    float d = procDetail(p, 1.5, 9, 0.78);
+    albedo = vec3(0.55, 0.55, 0.55) * (0.6 + 0.75 * d);
     float rust = smoothstep(0.68, 0.78, procFbmAt(p + 7.0 / 6.0, 6.0, 4));
-    albedo = mix(albedo, vec3(0.42, 0.22, 0.10) * (0.7 + 0.5 * fine), rust);`,
+    albedo = mix(albedo, vec3(0.42, 0.22, 0.10) * (0.6 + 0.8 * d), rust);`,
   radome: `
-    float mottle = procFbmAt(p, 4.0, 3);
-    float fine = procNoiseLimited(p, 150.0);
-    // Dirt run down from the top: streaks stretched along z.
+    // Low texture, as real radomes: a faint mottle, dirt run down from the top (streaks stretched
+    // along z), and the odd sticker.
+    float d = procDetail(p, 3.0, 6, 0.6);
     float streak = procNoise(vec3(p.x * 30.0, p.y * 30.0, p.z * 1.5));
-    albedo = uTint * (0.95 + 0.05 * mottle) * (0.97 + 0.03 * fine) * (1.0 - 0.07 * smoothstep(0.6, 0.9, streak));
-    // Stickers: a few label-sized cells carry a white label with dark lines of text.
+    albedo = uTint * (0.94 + 0.08 * d) * (1.0 - 0.07 * smoothstep(0.6, 0.9, streak));
     vec3 cell = floor(p / 0.22);
     if (procHash(cell + 5.0) > 0.93) {
       vec3 local = fract(p / 0.22);
@@ -103,21 +113,19 @@ const PATTERNS: Record<MaterialName, string> = {
     }`,
   rru_housing: `
     float fins = 0.8 + 0.2 * step(0.5, fract((p.x + p.y) * 45.0));
-    float fine = procNoiseLimited(p, 120.0);
-    albedo = uTint * fins * (0.85 + 0.25 * fine) * (0.9 + 0.15 * procFbmAt(p, 8.0, 3));`,
+    albedo = uTint * fins * (0.7 + 0.6 * procDetail(p, 4.0, 7, 0.7));`,
   dish: `
-    float fine = procNoiseLimited(p, 140.0);
-    albedo = uTint * (0.93 + 0.07 * procFbmAt(p, 5.0, 3)) * (0.96 + 0.05 * fine);`,
+    albedo = uTint * (0.9 + 0.15 * procDetail(p, 4.0, 6, 0.6));`,
   fence: `
     albedo = vec3(0.55, 0.56, 0.57) * (0.8 + 0.3 * procNoiseLimited(p, 60.0));`,
   cabinet: `
     float vents = 1.0 - 0.25 * step(0.7, fract(p.z * 22.0)) * step(0.55, procNoise(floor(p * 3.0)));
-    albedo = vec3(0.78, 0.78, 0.74) * vents * (0.85 + 0.25 * procFbmAt(p, 12.0, 3)) * (0.94 + 0.1 * procNoiseLimited(p, 200.0));`,
+    albedo = vec3(0.78, 0.78, 0.74) * vents * (0.7 + 0.5 * procDetail(p, 2.0, 8, 0.72));`,
   shelter_wall: `
     float panels = 0.9 + 0.1 * step(0.03, fract(p.z * 0.8)) * step(0.02, fract((p.x + p.y) * 0.8));
-    albedo = vec3(0.70, 0.66, 0.58) * panels * (0.75 + 0.4 * procFbmAt(p, 10.0, 4)) * (0.9 + 0.15 * procNoiseLimited(p, 220.0));`,
+    albedo = vec3(0.70, 0.66, 0.58) * panels * (0.55 + 0.8 * procDetail(p, 1.0, 10, 0.8));`,
   shelter_roof: `
-    albedo = vec3(0.25, 0.25, 0.26) * (0.7 + 0.5 * procFbmAt(p, 8.0, 4));`,
+    albedo = vec3(0.25, 0.25, 0.26) * (0.55 + 0.8 * procDetail(p, 1.0, 9, 0.8));`,
 };
 
 export function createMaterial(name: MaterialName, tint: [number, number, number] | undefined, seed: number): THREE.Material {

@@ -91,7 +91,7 @@ window.towerScene = (description) => {
   sun.shadow.bias = -0.0004;
   sun.shadow.normalBias = 0.02;
   scene.add(sun, sun.target);
-  scene.add(new THREE.HemisphereLight(0xbfd4ee, 0x5a5648, 1.1));
+  scene.add(new THREE.HemisphereLight(0xd2dce6, 0x5a5648, 1.1));
   const sky = createSky(description.seed);
   scene.add(sky);
 
