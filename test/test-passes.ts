@@ -51,6 +51,7 @@ export const NO_DATABASE: Record<string, string> = {
   'storage-s3-store.test.ts': 'the S3 object store against s3rver; no database',
   'storage-s3.test.ts': 'the embedded S3 endpoint with the AWS SDK; no database',
   'streamed-garbage.test.ts': 'young collections of streamed buffers; no database',
+  'tower-detection.test.ts': 'antenna detection on generated, degraded tower clouds (and clouds without a tower); no database',
   'tower-flight-parts.test.ts': 'the tower-flight generator\'s geodesy, flight plan, GPS noise, EXIF, truth and reference cloud; no database',
   'tower-flight-render.test.ts': 'the tower-flight generator rendering a small flight in Chromium; no database',
   'web-3d-levels.test.ts': 'the 3D view\'s point levels; no database',
