@@ -42,59 +42,45 @@ describe('inspection service: allowance rules', () => {
     assert.deepEqual({ type: egress[0].allowance_type, amount: egress[0].amount, inspection: egress[0].inspection }, { type: 'projects', amount: 1, inspection: inspection.id });
   });
 
-  it('rule 3: detect_antennas would need a Tower inventory unit, but no detector runs here: refused (400) at creation, update and retry, nothing spent', async () => {
-    const account = await system.newAccount({ projects: 5, towerInventory: 1 });
-    const asset = await account.client.createAsset({ name: 'T', type: 1 });
-    const detectRefusal = (body: any) => {
-      assert.deepEqual(Object.keys(body), ['processing_parameters']);
-      assert.match(body.processing_parameters.detect_antennas[0], /automatic antenna detection is not available on this installation/i);
-    };
-    const refused = await account.client.request('POST', '/v1/inspections', { asset: asset.id, processing_parameters: { detect_antennas: true } });
-    assert.equal(refused.status, 400);
-    detectRefusal(refused.body);
-    const plain = await account.client.createInspection({ asset: asset.id });
+  it('rule 3: detect_antennas needs a Tower inventory unit: refused (403) without one at creation and update, spent exactly once when processing starts', async () => {
+    const none = await system.newAccount({ projects: 5 });
+    const asset = await none.client.createAsset({ name: 'T', type: 1 });
+    const refused = await none.client.request('POST', '/v1/inspections', { asset: asset.id, processing_parameters: { detect_antennas: true } });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.code, 'insufficient_allowance');
+    assert.match(refused.body.detail, /tower_inventory/);
+    const plain = await none.client.createInspection({ asset: asset.id });
     for (const method of ['PATCH', 'PUT'] as const) {
-      const update = await account.client.request(method, `/v1/inspections/${plain.id}/`, { processing_parameters: { detect_antennas: true } });
-      assert.equal(update.status, 400, method);
-      detectRefusal(update.body);
+      const update = await none.client.request(method, `/v1/inspections/${plain.id}/`, { processing_parameters: { detect_antennas: true } });
+      assert.equal(update.status, 403, `${method}: enabling it later needs the unit too`);
+      assert.equal(update.body.code, 'insufficient_allowance');
     }
-    // false is accepted (and spends nothing either).
-    await account.client.expect(200, 'PATCH', `/v1/inspections/${plain.id}/`, { processing_parameters: { detect_antennas: false } });
-    const { inspection } = await processedInspection(account, { processing_parameters: { detect_antennas: false } });
-    await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/?skip_email=true`, { status: 16 });
-    const retry = await account.client.request('POST', '/v1/inspections/retry/', { inspection: inspection.id, processing_parameters: { detect_antennas: true } });
-    assert.equal(retry.status, 400);
-    detectRefusal(retry.body);
-    const history = await account.client.expect(200, 'GET', '/v1/allowance/history/');
-    assert.deepEqual(history.filter((h: any) => h.direction === 'egress').map((h: any) => h.allowance_type), ['projects']);
-    assert.equal(balanceOf(await account.client.expect(200, 'GET', '/v1/allowance/'), 'tower_inventory').balance, 1);
-  });
+    await none.client.expect(200, 'PATCH', `/v1/inspections/${plain.id}/`, { processing_parameters: { detect_antennas: false } });
 
-  it('rule 3: an inspection that asked for detection before the refusal is processed without spending Tower inventory; inventory status 7 with the reason', async () => {
-    const account = await system.newAccount({ projects: 2, towerInventory: 1 });
-    const { inspection } = await uploadedInspection(account);
-    // As stored by an earlier version, which accepted the option.
-    await system.inspection.db
-      .updateTable('inspection.inspections')
-      .set({ processing_parameters: JSON.stringify({ ...inspection.processing_parameters, detect_antennas: true }) })
-      .where('id', '=', inspection.id)
-      .execute();
-    await account.client.process(inspection.id);
-    const done = await account.client.waitUntilSettled(inspection.id, { timeoutMs: 90_000 });
+    // One unit, two inspections asking for it: the first process spends it, the second is refused.
+    const one = await system.newAccount({ projects: 5, towerInventory: 1 });
+    const first = await uploadedInspection(one, { processing_parameters: { detect_antennas: true } });
+    const second = await uploadedInspection(one, { processing_parameters: { detect_antennas: true } });
+    assert.equal(balanceOf(await one.client.expect(200, 'GET', '/v1/allowance/'), 'tower_inventory').balance, 1, 'creating does not spend it');
+    const started = await one.client.process(first.inspection.id);
+    assert.equal(started.additional_statuses.inventory, 1, 'detection pending from process on');
+    const broke = await one.client.request('POST', `/v1/inspections/${second.inspection.id}/process/`, {});
+    assert.equal(broke.status, 403);
+    assert.equal(broke.body.code, 'insufficient_allowance');
+    assert.match(broke.body.detail, /tower_inventory/);
+    assert.equal((await one.client.getInspection(second.inspection.id)).status, 2, 'not started');
+    const done = await one.client.waitUntilSettled(first.inspection.id, { timeoutMs: 90_000 });
     assert.equal(done.status, 7);
-    assert.equal(done.additional_statuses.inventory, 7, 'ERROR - Inventory automatic detection');
-    assert.match(done.additional_statuses.inventory_reason, /not available on this installation/);
-    assert.equal(done.processing_parameters.detect_antennas, true, 'the stored parameters are kept');
-    const egress = await egressOf(account.client);
-    assert.deepEqual(egress.map((h: any) => h.allowance_type), ['projects']);
-    assert.equal(balanceOf(await account.client.expect(200, 'GET', '/v1/allowance/'), 'tower_inventory').balance, 1);
-    // Its retry (inheriting the parameters) processes too, spends nothing and says the same.
-    await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/?skip_email=true`, { status: 16 });
-    const retry = await account.client.expect(201, 'POST', '/v1/inspections/retry/', { inspection: inspection.id });
-    const retried = await account.client.waitUntilSettled(retry.id, { timeoutMs: 90_000 });
-    assert.equal(retried.status, 7);
-    assert.equal(retried.additional_statuses.inventory, 7);
-    assert.deepEqual(await egressOf(account.client), egress);
+    const history = await one.client.expect(200, 'GET', '/v1/allowance/history/');
+    const towers = history.filter((h: any) => h.direction === 'egress' && h.allowance_type === 'tower_inventory');
+    assert.equal(towers.length, 1, 'spent exactly once');
+    assert.equal(towers[0].inspection, first.inspection.id);
+    const projects = history.filter((h: any) => h.direction === 'egress' && h.allowance_type === 'projects');
+    assert.deepEqual(
+      projects.map((h: any) => h.inspection),
+      [first.inspection.id],
+      'the refused process spent no Projects unit either',
+    );
   });
 
   it('rule 4: allowance is consumed when processing starts, not before and not after', async () => {
@@ -126,7 +112,11 @@ describe('inspection service: allowance rules', () => {
     assert.equal(patch.body.code, 'conflict');
     const put = await account.client.request('PUT', `/v1/inspections/${inspection.id}/`, { processing_parameters: { generate_point_cloud: true, detect_antennas: true } });
     assert.equal(put.status, 409);
-    // (A retry asking for Tower inventory's detect_antennas is refused with 400 anyway: rule 3's test.)
+    // A retry that would need Tower inventory is refused too (it recycles, it cannot add a type).
+    await account.client.expect(200, 'PATCH', `/v1/inspections/${inspection.id}/?skip_email=true`, { status: 16 });
+    const retry = await account.client.request('POST', '/v1/inspections/retry/', { inspection: inspection.id, processing_parameters: { detect_antennas: true } });
+    assert.equal(retry.status, 409);
+    assert.match(retry.body.detail, /tower_inventory/);
     // And the allowance itself refuses a second spend for the inspection.
     const db = system.inspection.db;
     await assert.rejects(

@@ -29,6 +29,7 @@ export const NO_DATABASE: Record<string, string> = {
   'image-demo-images.test.ts': 'generated demo photos; no database',
   'image-rotation.test.ts': 'rotation maths; no database',
   'inspection-mail.test.ts': 'the mailer writing .eml files; no database',
+  'inventory-detection-parts.test.ts': 'the antenna detection\'s grid convergence, status moves, items from boxes and worker thread; no database',
   'mesh-decimate.test.ts': 'mesh decimation; no database',
   'mesh-files.test.ts': 'PLY/OBJ files; no database',
   'mesh-poisson.test.ts': 'Poisson meshing by COLMAP; no database',

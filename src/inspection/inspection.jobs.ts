@@ -9,6 +9,8 @@ export type InspectionJobs = {
   'inspection.clip-point-cloud': { inspectionId: number };
   /** After processing completed, with detect_rust: rust findings become annotations (rust/rust-analysis.ts). */
   'inspection.detect-rust': { inspectionId: number };
+  /** After processing completed, with detect_antennas: the dense cloud searched for the tower's equipment, inventory items written (inventory/antenna-detection.ts). */
+  'inspection.detect-antennas': { inspectionId: number };
   /** Copies a retry's inputs from its original into its own project, registers them, starts processing. */
   'inspection.prepare-retry': { inspectionId: number };
   'inspection.build-inputs-zip': { inspectionId: number };

@@ -46,6 +46,7 @@ import { ProcessingStatusService } from './processing-status/processing-status.s
 import { PreviewService } from './previews/preview.service.ts';
 import { OrthoService } from './ortho/ortho.service.ts';
 import { RustAnalysis } from './rust/rust-analysis.ts';
+import { AntennaDetection } from './inventory/antenna-detection.ts';
 import { ImageReader } from '../shared/images/image-reader.ts';
 import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from '../shared/images/image-limits.ts';
 import { consoleCspDirectives, registerConsole, type ConsoleOptions } from './console/console.routes.ts';
@@ -137,6 +138,8 @@ export class InspectionModule {
   readonly previews: PreviewService;
   readonly ortho: OrthoService;
   readonly rust: RustAnalysis;
+  /** The automatic antenna detection (`detect_antennas`) after processing. */
+  readonly antennaDetection: AntennaDetection;
   /** Retention: the daily sweep and the purge of an inspection's data. */
   readonly retention: RetentionService;
   /** Webhook subscriptions and deliveries. */
@@ -206,6 +209,7 @@ export class InspectionModule {
     this.previews = new PreviewService(this.db, access, files, images);
     this.ortho = new OrthoService(access, options.store, logger);
     this.inventory = new InventoryService(this.db, access, rows);
+    this.antennaDetection = new AntennaDetection(this.db, rows, this.inventory, this.cloud, files, logger);
     this.inputs = new InputsZipService(this.db, rows, access, this.cloud, files, jobs, this.notifications, logger);
     this.reports = new ReportService(this.db, rows, access, this.annotations, this.measurements, this.extras, this.cloud, files, jobs, logger, this.shareTokens, images);
     const handlers: JobHandlers<InspectionJobs> = {
@@ -215,6 +219,8 @@ export class InspectionModule {
       'inspection.track-photogrammetry': { handler: ({ inspectionId }) => this.pipeline.trackPhotogrammetry(inspectionId), concurrency: 4 },
       'inspection.clip-point-cloud': { handler: ({ inspectionId }) => this.pipeline.clipPointCloud(inspectionId), concurrency: 1 },
       'inspection.detect-rust': { handler: ({ inspectionId }) => this.rust.run(inspectionId), concurrency: 1 },
+      // One at a time: a dense cloud is read whole and searched on a worker thread (detection-runner.ts).
+      'inspection.detect-antennas': { handler: ({ inspectionId }) => this.antennaDetection.run(inspectionId), concurrency: 1 },
       'inspection.prepare-retry': { handler: ({ inspectionId }) => this.retries.prepare(inspectionId), concurrency: 2 },
       'inspection.build-inputs-zip': { handler: ({ inspectionId }) => this.inputs.build(inspectionId), concurrency: 1, expireInSeconds: 6 * 3600 },
       'inspection.build-report': { handler: ({ inspectionId, requestedBy, locale }) => this.reports.build(inspectionId, requestedBy, locale), concurrency: 1 },

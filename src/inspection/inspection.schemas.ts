@@ -104,7 +104,10 @@ export const ProcessingParameters = Type.Object(
     generate_dsm: Type.Optional(Type.Boolean({ description: 'Sent as `outputs.dsm` (absent: false)' })),
     generate_ortho: Type.Optional(Type.Boolean({ description: 'Sent as `outputs.ortho` (absent: false)' })),
     detect_antennas: Type.Optional(
-      Type.Boolean({ description: 'true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent' }),
+      Type.Boolean({
+        description:
+          'true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does',
+      }),
     ),
     detect_rust: Type.Optional(Type.Boolean()),
     roof_segmentation: Type.Optional(Type.Boolean()),
@@ -143,7 +146,7 @@ export const Inspection = Type.Object({
   additional_statuses: Type.Object({
     inventory: Type.Union([Type.Integer(), Type.Null()]),
     rust: Type.Union([Type.Integer(), Type.Null()]),
-    inventory_reason: Type.Optional(Type.String({ description: 'Why the inventory status is an error (7: automatic antenna detection is not available on this installation).' })),
+    inventory_reason: Type.Optional(Type.String({ description: 'The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3).' })),
     rust_reason: Type.Optional(Type.String({ description: 'Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why.' })),
   }),
   pcs_task_uuid: NullableString,

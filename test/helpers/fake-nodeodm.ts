@@ -8,7 +8,9 @@
 // generated for the uploaded images, orthophoto and DSM real GeoTIFFs: fake-geotiff.ts), FAILS
 // with a message, or keeps RUNNING until canceled.
 // Knobs: `dropUploads` (that many upload requests are cut halfway: the connection is destroyed
-// after part of the body, like NodeODM's --test_drop_uploads), `token`.
+// after part of the body, like NodeODM's --test_drop_uploads), `token`, and `results` (a task's
+// point cloud, shots and cameras instead of the generated ones: e.g. a scene's cloud and the
+// true camera poses of its flight, test/helpers/tower-scene.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import proj4 from 'proj4';
@@ -45,6 +47,16 @@ export interface FakeNodeOdm {
   close(): Promise<void>;
 }
 
+/** What a completed task's all.zip carries instead of the generated files (startFakeNodeOdm's `results`). */
+export interface FakeNodeResults {
+  /** odm_georeferencing/odm_georeferenced_model.laz (LAS or LAZ bytes); null: all.zip has no point cloud. */
+  pointCloud?: Buffer | null;
+  /** The features of odm_report/shots.geojson (one per calibrated image, `properties.filename` the uploaded name). */
+  shots?: unknown[];
+  /** cameras.json. */
+  cameras?: Record<string, unknown>;
+}
+
 export const FAKE_ORIGIN = { latitude: 46.8426, longitude: -91.994, altitude: 198.5 };
 const UTM15N = '+proj=utm +zone=15 +datum=WGS84 +units=m +no_defs';
 /**
@@ -58,8 +70,12 @@ export const FAKE_RASTER_EXTENT = (() => {
   return { west, south, north: south + 200, east: west + 160, width: 160, height: 200, orthoPixel: 0.25, demPixel: 2, epsg: 32615, proj4: UTM15N };
 })();
 
-/** `orthophoto`: the file all.zip carries as odm_orthophoto.tif instead of the generated one (e.g. a COG of known colours over FAKE_RASTER_EXTENT). */
-export async function startFakeNodeOdm(options: { token?: string; pollsToFinish?: number; orthophoto?: Buffer } = {}): Promise<FakeNodeOdm> {
+/**
+ * `orthophoto`: the file all.zip carries as odm_orthophoto.tif instead of the generated one (e.g. a
+ * COG of known colours over FAKE_RASTER_EXTENT); `results`: a task's files instead of the
+ * generated ones, read when its all.zip is built (undefined, or a field left out: generated).
+ */
+export async function startFakeNodeOdm(options: { token?: string; pollsToFinish?: number; orthophoto?: Buffer; results?: (task: FakeTask) => FakeNodeResults | undefined } = {}): Promise<FakeNodeOdm> {
   const tasks = new Map<string, FakeTask>();
   const requests: FakeNodeOdm['requests'] = [];
   const pollsToFinish = options.pollsToFinish ?? 3;
@@ -154,7 +170,7 @@ export async function startFakeNodeOdm(options: { token?: string; pollsToFinish?
       if (req.method === 'GET' && parts[0] === 'task' && parts[2] === 'download' && parts[3] === 'all.zip') {
         const task = tasks.get(parts[1]);
         if (!task || task.status !== 40) return json(200, { error: 'Asset not ready' });
-        const zip = await allZip(task, options.orthophoto);
+        const zip = await allZip(task, options.orthophoto, options.results?.(task));
         res.writeHead(200, { 'content-type': 'application/zip', 'content-length': zip.length });
         return res.end(zip);
       }
@@ -218,7 +234,7 @@ function formFields(body: string): Record<string, string> {
 }
 
 /** all.zip with the documented layout; one shot per uploaded image, along a line to the north-east. */
-async function allZip(task: FakeTask, orthophoto?: Buffer): Promise<Buffer> {
+async function allZip(task: FakeTask, orthophoto?: Buffer, results: FakeNodeResults = {}): Promise<Buffer> {
   const zip = new yazl.ZipFile();
   const project = proj4('EPSG:4326', UTM15N);
   const features = task.images.map((filename, i) => {
@@ -241,13 +257,14 @@ async function allZip(task: FakeTask, orthophoto?: Buffer): Promise<Buffer> {
   const dem = () => fakeGeoTiff({ kind: 'elevation', width: raster.width / raster.demPixel, height: raster.height / raster.demPixel, pixel: raster.demPixel, originX: raster.west, originY: raster.north, epsg: 32615 });
   if (option('dsm') === true) zip.addBuffer(dem(), 'odm_dem/dsm.tif');
   if (option('dtm') === true) zip.addBuffer(dem(), 'odm_dem/dtm.tif');
-  zip.addBuffer(Buffer.from('LASF fake laz'), 'odm_georeferencing/odm_georeferenced_model.laz');
+  if (results.pointCloud !== null) zip.addBuffer(results.pointCloud ?? Buffer.from('LASF fake laz'), 'odm_georeferencing/odm_georeferenced_model.laz');
   if (option('skip-3dmodel') !== true) {
     zip.addBuffer(Buffer.from('mtllib odm_textured_model_geo.mtl\nv 0 0 0\n'), 'odm_texturing/odm_textured_model_geo.obj');
     zip.addBuffer(Buffer.from('newmtl material0\n'), 'odm_texturing/odm_textured_model_geo.mtl');
   }
-  zip.addBuffer(Buffer.from(JSON.stringify({ 'v2 fake 160 120 brown 0.85': { projection_type: 'brown', width: 160, height: 120, focal_x: 0.85, focal_y: 0.85, c_x: 0.01, c_y: -0.01, k1: -0.1, k2: 0.01, p1: 0, p2: 0, k3: 0 } })), 'cameras.json');
-  zip.addBuffer(Buffer.from(JSON.stringify({ type: 'FeatureCollection', features })), 'odm_report/shots.geojson');
+  const cameras = results.cameras ?? { 'v2 fake 160 120 brown 0.85': { projection_type: 'brown', width: 160, height: 120, focal_x: 0.85, focal_y: 0.85, c_x: 0.01, c_y: -0.01, k1: -0.1, k2: 0.01, p1: 0, p2: 0, k3: 0 } };
+  zip.addBuffer(Buffer.from(JSON.stringify(cameras)), 'cameras.json');
+  zip.addBuffer(Buffer.from(JSON.stringify({ type: 'FeatureCollection', features: results.shots ?? features })), 'odm_report/shots.geojson');
   zip.addBuffer(Buffer.from(JSON.stringify({ reconstruction_statistics: { reconstructed_shots_count: features.length } })), 'odm_report/stats.json');
   zip.addBuffer(Buffer.from('%PDF-1.4 fake report'), 'odm_report/report.pdf');
   zip.addBuffer(Buffer.from('[INFO] fake ODM console output\n'), 'task_output.txt');

@@ -78,6 +78,16 @@ export class AllowanceService {
     return Number(balance);
   }
 
+  /**
+   * Rule 3: an inspection asking for `detect_antennas` needs a Tower inventory unit in the account,
+   * checked when the option is set (creation, update), spent when processing starts (rule 4): 403
+   * insufficient_allowance without one.
+   */
+  async requireAvailable(db: Kysely<InspectionTables> | Transaction<InspectionTables>, account: AllowanceAccount, code: AllowanceCode): Promise<void> {
+    const balance = await this.balanceOf(db, account, code);
+    if (balance < 1) throw insufficientAllowance(`Not enough ${code} allowance: ${balance} left, 1 needed (processing_parameters.detect_antennas spends one when processing starts).`);
+  }
+
   /** Resource types an inspection has spent (what a retry of it may recycle). */
   async spentTypes(db: Kysely<InspectionTables> | Transaction<InspectionTables>, inspectionId: number): Promise<AllowanceCode[]> {
     const rows = await db

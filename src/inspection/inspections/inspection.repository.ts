@@ -1,6 +1,7 @@
 // All SQL that writes `inspection.inspections` (no other file does), and the reads of it that the
 // services repeat: insertion of inspections and retries, status transitions that apply only from
-// the expected status (inspection-transitions.ts) and the rust status's (rust/rust-statuses.ts),
+// the expected status (inspection-transitions.ts), the rust status's (rust/rust-statuses.ts) and the
+// inventory status's (inventory/inventory-statuses.ts),
 // a client's update, soft deletion, and the report, inputs-ZIP, reconstruction and
 // annotation-number fields. Also the inspection's
 // registered images (`inspection.inspection_images`), which belong to it.
@@ -12,7 +13,7 @@ import type { Reconstruction } from '../pipeline/reconstruction.ts';
 import { assertTransition, CREATION, DELETION, PURGEABLE_STATUSES } from './inspection-transitions.ts';
 import { Status } from './statuses.ts';
 import { assertRustTransition, RustStatus, rustSettledBy } from '../rust/rust-statuses.ts';
-import { inventorySources, type InventoryStatus } from '../inventory/inventory-statuses.ts';
+import { assertInventoryTransition, InventoryStatus, inventorySettledBy, inventorySources, type InventoryFrom } from '../inventory/inventory-statuses.ts';
 
 type Db = Kysely<InspectionTables> | Transaction<InspectionTables>;
 
@@ -141,17 +142,23 @@ export class InspectionRepository {
     const fromList: readonly Status[] = Array.isArray(from) ? from : [from as Status];
     assertTransition(fromList, to);
     const { reconstruction, ...plain } = fields;
-    // A pending rust analysis that will never run (processing failed) is settled by the same statement.
+    // A pending rust analysis or antenna detection that will never run (processing failed) is
+    // settled by the same statement.
     const rustSettled = rustSettledBy(to);
+    const inventorySettled = inventorySettledBy(to);
+    const afterRust = rustSettled
+      ? sql<string>`case when additional_statuses->>'rust' = ${String(RustStatus.Pending)} then additional_statuses || ${JSON.stringify(rustSettled)}::jsonb else additional_statuses end`
+      : sql<string>`additional_statuses`;
+    const settled = inventorySettled
+      ? sql<string>`case when additional_statuses->>'inventory' = ${String(InventoryStatus.DetectionPending)} then (${afterRust}) || ${JSON.stringify(inventorySettled)}::jsonb else (${afterRust}) end`
+      : afterRust;
     return this.observed(id, db, async (db) => {
       const result = await db
         .updateTable('inspection.inspections')
         .set({
           ...plain,
           ...(reconstruction !== undefined ? { reconstruction: JSON.stringify(reconstruction) } : {}),
-          ...(rustSettled
-            ? { additional_statuses: sql`case when additional_statuses->>'rust' = ${String(RustStatus.Pending)} then additional_statuses || ${JSON.stringify(rustSettled)}::jsonb else additional_statuses end` }
-            : {}),
+          ...(rustSettled || inventorySettled ? { additional_statuses: settled } : {}),
           status: to,
           updated_at: new Date(),
         })
@@ -269,21 +276,6 @@ export class InspectionRepository {
     await db.updateTable('inspection.inspections').set({ reconstruction: JSON.stringify(reconstruction) }).where('id', '=', id).execute();
   }
 
-  /** Merges `statuses` into additional_statuses (other keys, e.g. rust's, kept); idempotent. */
-  async mergeAdditionalStatuses(id: number, statuses: Record<string, unknown>, db: Db = this.db): Promise<void> {
-    await this.observed(
-      id,
-      db,
-      (db) =>
-        db
-          .updateTable('inspection.inspections')
-          .set({ additional_statuses: sql`additional_statuses || ${JSON.stringify(statuses)}::jsonb` })
-          .where('id', '=', id)
-          .execute(),
-      () => true,
-    );
-  }
-
   /**
    * Moves `additional_statuses.rust` (rust/rust-statuses.ts) from one of `from` ('any': whatever it
    * is) to `to`, with `reason` as `rust_reason` (removed when null); other keys kept. Returns
@@ -305,22 +297,28 @@ export class InspectionRepository {
 
   /**
    * Moves `additional_statuses.inventory` (inventory/inventory-statuses.ts) to `to` when its current
-   * value is one the table lists for it (null: none yet); `inventory_reason` removed; other keys
-   * kept. Returns whether it applied.
+   * value is one of `from` (null: none yet; 'any': whatever it is; default: the one review rule
+   * leading to `to`), with `reason` as `inventory_reason` (removed when null); other keys kept.
+   * Returns whether it applied: false when the row is deleted or its inventory status is not in `from`.
    */
-  async inventoryTransition(id: number, to: InventoryStatus, db: Db = this.db): Promise<boolean> {
-    const from = inventorySources(to);
-    const listed = from.filter((f): f is number => f !== null).map(String);
+  async inventoryTransition(id: number, to: InventoryStatus, db: Db = this.db, move: { from?: readonly InventoryFrom[] | 'any'; reason?: string | null } = {}): Promise<boolean> {
+    const from = move.from ?? inventorySources(to);
+    assertInventoryTransition(from, to);
+    const reason = move.reason ?? null;
+    const listed = from === 'any' ? [] : from.filter((f): f is number => f !== null).map(String);
     return this.observed(id, db, async (db) => {
       const result = await db
         .updateTable('inspection.inspections')
-        .set({ additional_statuses: sql`(additional_statuses - 'inventory_reason') || ${JSON.stringify({ inventory: to })}::jsonb`, updated_at: new Date() })
+        .set({ additional_statuses: sql`(additional_statuses - 'inventory_reason') || ${JSON.stringify(reason === null ? { inventory: to } : { inventory: to, inventory_reason: reason })}::jsonb`, updated_at: new Date() })
         .where('id', '=', id)
         .where('deleted_at', 'is', null)
-        .where((eb) => {
-          const current = sql<string | null>`additional_statuses->>'inventory'`;
-          return from.includes(null) ? eb.or([eb(current, 'is', null), eb(current, 'in', listed)]) : eb(current, 'in', listed);
-        })
+        .$if(from !== 'any', (q) =>
+          q.where((eb) => {
+            const current = sql<string | null>`additional_statuses->>'inventory'`;
+            if (listed.length === 0) return eb(current, 'is', null);
+            return (from as readonly InventoryFrom[]).includes(null) ? eb.or([eb(current, 'is', null), eb(current, 'in', listed)]) : eb(current, 'in', listed);
+          }),
+        )
         .executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
     }, (applied) => applied);

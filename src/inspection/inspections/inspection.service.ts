@@ -21,7 +21,6 @@ import type { InspectionPipeline } from '../pipeline/inspection-pipeline.ts';
 import type { NotificationService } from '../notifications/notification.service.ts';
 import type { WindowedSource } from '../http/lists.ts';
 import { normalizeInspectionDate } from './inspection-date.ts';
-import { inventoryUnavailableStatuses, refuseAntennaDetection } from '../inventory/antenna-detection.ts';
 import { videoProcessRefusal, videoRegistrationRefusal } from '../video/video-inputs.ts';
 import type { StorageQuota } from '../limits/storage-quota.ts';
 import type { ImageReader } from '../../shared/images/image-reader.ts';
@@ -85,8 +84,8 @@ export class InspectionService {
 
   async create(auth: AuthContext, input: CreateInspectionInput): Promise<InspectionRecord> {
     const parameters = input.processing_parameters ?? DEFAULT_PROCESSING_PARAMETERS;
-    // No antenna detector here: the option is refused rather than charged for (antenna-detection.ts).
-    refuseAntennaDetection(parameters);
+    // Allowance rule 3, checked up front (nothing is spent before processing starts: rule 4).
+    if (parameters.detect_antennas) await this.allowance.requireAvailable(this.db, accountOf(ownerOf(auth)), 'tower_inventory');
     let asset;
     if (input.new_asset) {
       if (!input.asset_data) throw ValidationError.field('asset', 'With new_asset, `asset` must be an object with at least `type` and `name`.');
@@ -175,7 +174,7 @@ export class InspectionService {
         if (current.processing_started_at !== null || current.retry_of !== null) {
           throw conflict('Processing has started: processing parameters, and the resource types they spend, can no longer change.');
         }
-        refuseAntennaDetection(input.processing_parameters);
+        if (input.processing_parameters.detect_antennas) await this.allowance.requireAvailable(trx, accountOf(current), 'tower_inventory');
         changes.processing_parameters = JSON.stringify(input.processing_parameters);
       }
       if (input.status !== undefined) {
@@ -289,11 +288,11 @@ export class InspectionService {
       }
       const notVideo = inspection.processing_parameters.is_video ? videoProcessRefusal(await this.inspections.imageKeys(inspection.id, trx)) : null;
       if (notVideo) throw conflict(notVideo);
-      // No Tower inventory unit: antenna detection does not run here (antenna-detection.ts); an
-      // inspection that asked for it before that rule says so in its inventory status instead.
+      // Rule 3: antenna detection spends a Tower inventory unit, with the Projects unit, once
+      // (inventory/antenna-detection.ts); a retry recycles both (rule 6).
       const spends: { code: AllowanceCode; amount: number }[] = [{ code: 'projects', amount: 1 }];
+      if (inspection.processing_parameters.detect_antennas) spends.push({ code: 'tower_inventory', amount: 1 });
       await this.allowance.spend(trx, accountOf(inspection), inspection.id, spends);
-      if (inspection.processing_parameters.detect_antennas) await this.inspections.mergeAdditionalStatuses(inspection.id, inventoryUnavailableStatuses({}), trx);
       // Under the row lock the move applies; were it not to, the spend above rolls back with it.
       if (!(await this.pipeline.begin(trx, inspection.id, PROCESSABLE_STATUSES))) throw conflict('Processing cannot start: the inspection changed meanwhile.');
       return this.inspections.findAny(inspection.id, trx);

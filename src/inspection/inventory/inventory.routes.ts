@@ -1,5 +1,5 @@
-// Inventory items by hand (issue 30 §4): create, change and delete an inspection's items, and
-// complete its review. The list (GET …/inventory/) is with the inspection's other results
+// Inventory items by hand (issue 30 §4): create, change and delete an inspection's items (by hand,
+// or the automatic detection's: antenna-detection.ts), and complete its review. The list (GET …/inventory/) is with the inspection's other results
 // (inspections/inspection-data.routes.ts). Share tokens reach none of these (share-tokens.ts).
 import { Type } from 'typebox';
 import type { HttpServer } from '../../infra/http/http-server.ts';
@@ -48,7 +48,7 @@ export function registerInventoryRoutes(r: HttpServer, deps: InspectionRouteDeps
       schema: {
         tags,
         description:
-          'The inventory review is complete: `additional_statuses.inventory` becomes 5 (completed) with at least one item, 6 (completed without compatible inventory) with none. 409 unless it is unset, 3 or 4 (a completed review is reopened by changing an item).',
+          'The inventory review is complete: `additional_statuses.inventory` becomes 5 (completed) with at least one item, 6 (completed without compatible inventory) with none. 409 unless it is unset, 3 (review pending: the automatic detection\'s items are written), 4 or 9 (detected on a borderline cloud); a completed review is reopened by changing an item.',
         headers: S.AuthHeaders,
         params: S.IdParams,
         response: { 200: Type.Object({ inventory: Type.Integer() }), ...errors },

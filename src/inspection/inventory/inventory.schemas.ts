@@ -81,7 +81,7 @@ export const InventoryItemParams = Type.Object({ id: Id(), item_id: Id() });
 export const Computation = Nullable(
   Type.Object(
     {
-      method: Type.String({ description: "'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none)" }),
+      method: Type.String({ description: "'triangulation' (from the marks on two or more photos), 'entered' (values given by hand, or none) or 'detection' (the automatic antenna detection, `detect_antennas`)" }),
       photos: Type.Integer({ description: 'photos the item is marked on' }),
       residual_m: Nullable(Type.Number({ description: "RMS distance of the triangulated corners from their photos' rays, metres" })),
       planarity_m: Nullable(Type.Number({ description: 'RMS distance of the corners from the front plane, metres' })),
@@ -89,10 +89,13 @@ export const Computation = Nullable(
       corners_3d: Type.Array(Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), { description: 'top-left, top-right, bottom-right, bottom-left, output coordinate system' }),
       normal: Nullable(Type.Array(Type.Number(), { description: "unit facing direction (x east, y north, z up)" })),
       vertical_size_m: Nullable(Type.Number({ description: "mean length of the face's side edges" })),
-      height_reference: Nullable(Type.String({ description: "'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height" })),
+      height_reference: Nullable(Type.String({ description: "'base_plate_location', 'ground_reference_altitude' or (detection) 'detected_tower_base': what `height` is measured above; null: none is known, no height" })),
       height_reference_z: Nullable(Type.Number()),
       north_convergence_deg: Type.Optional(Nullable(Type.Number({ description: 'grid bearing of true north at the asset (degrees): azimuth = grid azimuth − this; null: grid north used' }))),
       azimuth_reference: Type.String({ description: 'the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why)' }),
+      confidence: Type.Optional(Type.Number({ description: 'detection: how well the box fits and how much of it the cloud holds, 0..1' })),
+      points: Type.Optional(Type.Integer({ description: 'detection: points of the cloud in the item' })),
+      box_corners_3d: Type.Optional(Type.Array(Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), { description: "detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four)" })),
     },
     { description: 'How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it).' },
   ),

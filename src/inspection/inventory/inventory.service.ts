@@ -1,13 +1,15 @@
-// Inventory items of an inspection (spec "Inventory item"; CONTRACT section 2 for model_type).
-// No detector ships (antenna-detection.ts): items are entered by hand (issue 30 §4), marked on two
-// or more photos, their position and orientation computed from the calibrated cameras
-// (inventory-geometry.ts) and returned with how (`computation`, an extension of the spec). Every
-// change moves the inventory's review status (inventory-statuses.ts) in the same transaction.
+// Inventory items of an inspection (spec "Inventory item"; CONTRACT section 2 for model_type), the
+// one writer of `inspection.inventory_items`. Items come from the automatic antenna detection
+// (`detect_antennas`, antenna-detection.ts: insertDetected, source "automatic_detection") or are
+// entered by hand (issue 30 §4, source "manual"), marked on two or more photos, their position and
+// orientation computed from the calibrated cameras (inventory-geometry.ts), both returned with how
+// (`computation`, an extension of the spec). Every change by hand moves the inventory's review
+// status (inventory-statuses.ts) in the same transaction.
 // Where the item shows on the other photos, its best viewpoint and its offset from the base plate
 // come with the geometry (inventory-views.ts). The file passes 350 lines by the geometry's
 // bookkeeping (geometryOf); the maths is in inventory-geometry.ts and inventory-views.ts.
 // `number` is the inspection's largest plus one, handed out under the inspection row's lock.
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { InspectionRow, InspectionTables, InventoryItemRow } from '../inspection.tables.ts';
 import { CAMERA_COLUMNS } from '../inspection.tables.ts';
 import type { AuthContext } from '../auth/auth.service.ts';
@@ -20,6 +22,7 @@ import { conflict, notFound, ValidationError } from '../../infra/http/errors.ts'
 import { GeometryError, itemGeometry, round, type FaceCorners, type MarkedPhoto } from './inventory-geometry.ts';
 import { InventoryStatus } from './inventory-statuses.ts';
 import { itemViews, type CalibratedPhoto } from './inventory-views.ts';
+import { MANUAL_SOURCE, type DetectedItemColumns } from './detected-items.ts';
 
 export const MODEL_TYPES = ['panel_antenna', 'microwave_antenna', 'ancillary_box', 'collinear_antenna', 'yagi_antenna', 'mount'] as const;
 
@@ -61,7 +64,8 @@ export type InventoryItemRecord = ReturnType<typeof mapInventoryItem>;
 
 /** The `computation` of an item (inventory.schemas.ts Computation). */
 export interface InventoryComputation {
-  method: 'triangulation' | 'entered';
+  /** triangulation: from marks by hand; entered: values given by hand; detection: the automatic antenna detection (detected-items.ts). */
+  method: 'triangulation' | 'entered' | 'detection';
   photos: number;
   residual_m: number | null;
   planarity_m: number | null;
@@ -69,11 +73,15 @@ export interface InventoryComputation {
   corners_3d: { x: number; y: number; z: number }[];
   normal: number[] | null;
   vertical_size_m: number | null;
-  height_reference: 'base_plate_location' | 'ground_reference_altitude' | null;
+  height_reference: 'base_plate_location' | 'ground_reference_altitude' | 'detected_tower_base' | null;
   height_reference_z: number | null;
   azimuth_reference: string;
   /** Grid bearing of true north at the asset, degrees (azimuth = grid azimuth − this); null: grid north used. */
   north_convergence_deg?: number | null;
+  /** Detection only: the detector's confidence (0..1), the points of the item, and the box's eight corners. */
+  confidence?: number;
+  points?: number;
+  box_corners_3d?: { x: number; y: number; z: number }[];
 }
 
 export const AZIMUTH_REFERENCE = 'grid north of the output coordinate system (extras.coordinate_system): no georeferenced reconstruction or no asset position to find true north';
@@ -128,7 +136,7 @@ export class InventoryService {
           weight: input.weight ?? '',
           urls: JSON.stringify(input.urls ?? {}),
           device_status: input.device_status ?? '',
-          source: 'manual',
+          source: MANUAL_SOURCE,
           public: input.public ?? false,
           visible: input.visible ?? true,
           custom_fields: JSON.stringify(input.custom_fields ?? []),
@@ -189,6 +197,41 @@ export class InventoryService {
   }
 
   /**
+   * The items of an automatic detection (antenna-detection.ts), in the caller's transaction (the
+   * one that moves the inventory status), numbered after the inspection's other items under its
+   * row lock, in the order given.
+   */
+  async insertDetected(trx: Transaction<InspectionTables>, inspectionId: number, items: readonly DetectedItemColumns[]): Promise<number> {
+    if (items.length === 0) return 0;
+    await trx.selectFrom('inspection.inspections').select('id').where('id', '=', inspectionId).forUpdate().executeTakeFirstOrThrow();
+    const { max } = await trx
+      .selectFrom('inspection.inventory_items')
+      .select((eb) => eb.fn.max<number | null>('number').as('max'))
+      .where('inspection_id', '=', inspectionId)
+      .executeTakeFirstOrThrow();
+    const first = Number(max ?? 0) + 1;
+    await trx
+      .insertInto('inspection.inventory_items')
+      .values(
+        items.map((item, i) => ({
+          ...item,
+          inspection_id: inspectionId,
+          number: first + i,
+          model_name: '',
+          weight: '',
+          urls: '{}',
+          device_status: '',
+          public: false,
+          visible: true,
+          custom_fields: '[]',
+          template: null,
+        })),
+      )
+      .execute();
+    return items.length;
+  }
+
+  /**
    * The reviewer is done: 5 with at least one item, 6 ("completed without compatible inventory")
    * with none. 409 when the status does not allow it (already completed: a change reopens it).
    */
@@ -204,7 +247,7 @@ export class InventoryService {
       const to = Number(count) > 0 ? InventoryStatus.ReviewCompleted : InventoryStatus.ReviewCompletedEmpty;
       if (!(await this.inspections.inventoryTransition(inspection.id, to, trx))) {
         const now = await trx.selectFrom('inspection.inspections').select('additional_statuses').where('id', '=', inspection.id).executeTakeFirstOrThrow();
-        throw conflict(`The inventory review cannot be completed from inventory status ${now.additional_statuses.inventory} (review done needs none, 3 or 4; change an item to reopen a completed review).`);
+        throw conflict(`The inventory review cannot be completed from inventory status ${now.additional_statuses.inventory} (review done needs none, 3, 4 or 9; change an item to reopen a completed review).`);
       }
       return { inventory: to };
     });
@@ -253,6 +296,11 @@ export class InventoryService {
     if (photoIds.length === 1) throw ValidationError.field('coords_2d', 'Mark the item on at least two photos (or on none, to enter its geometry by hand).');
     if (photoIds.length === 0) {
       if (input.coords_2d === undefined && !COMPUTED.some((k) => input[k] !== undefined)) return {};
+      // A detected item corrected by hand: the values given replace the detector's, its position,
+      // photo and computation stay (sending coords_2d, even `{}`, replaces the whole geometry).
+      if (input.coords_2d === undefined && (current?.computation as InventoryComputation | null)?.method === 'detection') {
+        return Object.fromEntries(COMPUTED.filter((k) => input[k] !== undefined).map((k) => [k, input[k] ?? null])) as Partial<Record<(typeof COMPUTED)[number], number | null>>;
+      }
       // Values computed from marks now cleared are dropped with them; values entered before stay.
       const wasEntered = current !== null && (current.computation as InventoryComputation | null)?.method !== 'triangulation';
       const pick = (k: (typeof COMPUTED)[number]) => (input[k] !== undefined ? input[k] : wasEntered ? current[k] : null) ?? null;

@@ -5,7 +5,8 @@
 //   reconstruction.ts] -> with clip_point_cloud and a point cloud: 5 Clipping [clip-point-cloud,
 //   clipping.ts] -> 7 Completed; or 19 (too few valid images), 16 (photogrammetry), 17 (clipping).
 // With detect_rust, the rust analysis (additional_statuses.rust 11 from the start) is queued with
-// the move to 7 and runs as its own job (rust/rust-analysis.ts).
+// the move to 7 and runs as its own job (rust/rust-analysis.ts); so does, with detect_antennas, the
+// antenna detection (additional_statuses.inventory 1 from the start; inventory/antenna-detection.ts).
 // Every step re-reads the inspection and acts only if it is still in the status the step expects,
 // and every status change is a transition of inspection-transitions.ts that applies only from the
 // expected status (InspectionRepository.transition): a step retried after a crash (or run twice),
@@ -30,6 +31,7 @@ import { ReconstructionImporter, type Reconstruction } from './reconstruction.ts
 import { ClippingError, PointCloudClipper } from './clipping.ts';
 import { requestedOutputsOf } from './output-options.ts';
 import { markRustPending, queueRustAnalysis } from '../rust/rust-analysis.ts';
+import { markInventoryPending, queueAntennaDetection } from '../inventory/antenna-detection.ts';
 
 /** Fewer valid images than this ends in status 19. */
 export const MIN_VALID_IMAGES = 3;
@@ -63,6 +65,7 @@ export class InspectionPipeline {
     const fields = { processing_started_at: new Date(), pcs_task_uuid: crypto.randomUUID(), processing_error: null };
     if (!(await this.inspections.transition(inspectionId, from, Status.Waiting, fields, trx))) return false;
     await markRustPending(this.inspections, trx, inspectionId); // detect_rust: 11, run once processing completes
+    await markInventoryPending(this.inspections, trx, inspectionId); // detect_antennas: 1, run once processing completes
     // A video inspection's images are the frames of its videos: extracted first (status 12).
     const first = (await this.inspections.findAny(inspectionId, trx)).processing_parameters.is_video ? 'inspection.extract-video' : 'inspection.analyze-images';
     await this.jobs.send<InspectionJobs, typeof first>(first, { inspectionId }, { trx });
@@ -218,6 +221,7 @@ export class InspectionPipeline {
     const completed = await this.db.transaction().execute(async (trx) => {
       if (!(await this.inspections.transition(inspectionId, from, Status.Completed, { ...fields, processing_ended_at: new Date() }, trx))) return false;
       await queueRustAnalysis(this.inspections, this.jobs, trx, inspectionId); // detect_rust (rust/rust-analysis.ts)
+      await queueAntennaDetection(this.inspections, this.jobs, trx, inspectionId); // detect_antennas (inventory/antenna-detection.ts)
       return true;
     });
     if (completed) this.logger.info({ inspectionId }, 'inspection processed');

@@ -30,7 +30,6 @@ import { toRecord } from '../inspections/inspection-records.ts';
 import { Status } from '../inspections/statuses.ts';
 import { retryRefusal } from './retry-rules.ts';
 import { mapConcurrently } from '../../shared/concurrency.ts';
-import { inventoryUnavailableStatuses, refuseAntennaDetection } from '../inventory/antenna-detection.ts';
 import { refusePurged } from '../retention/purged.ts';
 
 export interface RetryInput {
@@ -60,12 +59,9 @@ export class RetryService {
     // A retry copies the main inspection's inputs: 410 when retention deleted them (or the retried one's).
     refusePurged(original);
     if (mainId !== original.id) refusePurged(await this.inspections.findAny(mainId));
-    // A retry may not ask for antenna detection (none here: antenna-detection.ts); one inheriting it
-    // from an older original processes without it, as that original did.
-    refuseAntennaDetection(input.processing_parameters);
     const parameters = input.processing_parameters ?? original.processing_parameters;
     // Checked once before creating the cloud project (no project for a refused retry), and again under lock.
-    await this.check(this.db, original, mainId);
+    await this.check(this.db, original, mainId, parameters);
     const asset = await this.db.selectFrom('inspection.assets').select(['project_group_id']).where('id', '=', original.asset_id).executeTakeFirstOrThrow();
     const project = await this.cloud.as(original).createProject(`Retry of inspection ${original.id}`, asset.project_group_id);
     try {
@@ -75,7 +71,7 @@ export class RetryService {
         const current = await this.inspections.lock(trx, original.id);
         if (current.deleted_at) throw conflict('The inspection has been deleted.');
         refusePurged(current);
-        await this.check(trx, current, mainId);
+        await this.check(trx, current, mainId, parameters);
         const retry = await this.inspections.insertRetry(
           {
             user_id: auth.userId,
@@ -139,13 +135,13 @@ export class RetryService {
       const locked = await this.inspections.lock(trx, retry.id);
       if (locked.deleted_at || locked.status !== Status.Uploading || locked.processing_started_at) return;
       await this.inspections.addImages(trx, retry.id, targetKeys);
-      if (!(await this.pipeline.begin(trx, retry.id, [Status.Uploading]))) return; // allowance rule 6: recycled, nothing spent
-      if (locked.processing_parameters.detect_antennas) await this.inspections.mergeAdditionalStatuses(retry.id, inventoryUnavailableStatuses({}), trx);
+      // Allowance rule 6: recycled, nothing spent; with detect_antennas the detection runs again once processed (inventory 1).
+      if (!(await this.pipeline.begin(trx, retry.id, [Status.Uploading]))) return;
     });
     this.logger.info({ inspectionId, copied: copies.length, retryOf: main.id }, 'retry inputs copied; processing started with recycled allowance');
   }
 
-  private async check(db: Kysely<InspectionTables>, original: InspectionRow, mainId: number): Promise<void> {
+  private async check(db: Kysely<InspectionTables>, original: InspectionRow, mainId: number, parameters: ProcessingParameters): Promise<void> {
     const bundleRetries = await db
       .selectFrom('inspection.inspections')
       .select(['id', 'status', 'created_at'])
@@ -156,8 +152,7 @@ export class RetryService {
     if (refusal) throw conflict(refusal);
     // Rule 6 with rule 5: a retry recycles the main's units and can add no resource type to them.
     const spent = new Set(await this.allowance.spentTypes(db, mainId));
-    // detect_antennas spends nothing (antenna-detection.ts), so only `projects` is ever needed.
-    const needed: AllowanceCode[] = ['projects'];
+    const needed: AllowanceCode[] = ['projects', ...(parameters.detect_antennas ? (['tower_inventory'] as const) : [])];
     const extra = needed.filter((code) => !spent.has(code));
     if (extra.length > 0) {
       throw conflict(`A retry recycles the resources of its original, which did not spend ${extra.join(', ')}; no further resource types can be spent once an inspection has been processed.`);

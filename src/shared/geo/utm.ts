@@ -43,3 +43,28 @@ export function utmZoneOfPositions(positions: readonly { latitude: number; longi
   }
   return utmZone(lat / positions.length, (Math.atan2(y, x) * 180) / Math.PI);
 }
+
+/** The UTM zone of an EPSG code of "WGS 84 / UTM zone <n><N|S>" (326zz, 327zz); null for any other code. */
+export function utmZoneOfEpsg(epsg: number | null | undefined): UtmZone | null {
+  if (typeof epsg !== 'number' || !Number.isInteger(epsg)) return null;
+  const zone = epsg % 100;
+  const base = epsg - zone;
+  if ((base !== 32600 && base !== 32700) || zone < 1 || zone > 60) return null;
+  return { zone, hemisphere: base === 32600 ? 'N' : 'S', epsg };
+}
+
+/**
+ * Grid (meridian) convergence of a UTM zone at a WGS 84 position, degrees: the angle from true
+ * north to grid north, positive when grid north lies east of true north (east of the zone's
+ * central meridian in the northern hemisphere; west of it in the southern). A direction with grid
+ * bearing b has the true bearing b + γ. γ = atan(tan(λ − λ0) · sin φ), λ0 the zone's central
+ * meridian (6·zone − 183°): the sphere's exact value, within 0.01° of the ellipsoid's across a zone
+ * (test/inventory-detection-parts.test.ts checks it against proj4).
+ */
+export function gridConvergenceDeg(latitude: number, longitude: number, zone: UtmZone | number): number {
+  const n = typeof zone === 'number' ? zone : zone.zone;
+  if (!Number.isInteger(n) || n < 1 || n > 60) throw new RangeError(`invalid UTM zone ${n}`);
+  const centralMeridian = 6 * n - 183;
+  const dLon = (((((longitude - centralMeridian) % 360) + 540) % 360) - 180) * (Math.PI / 180); // wrapped to -180..180
+  return (Math.atan(Math.tan(dLon) * Math.sin((latitude * Math.PI) / 180)) * 180) / Math.PI;
+}

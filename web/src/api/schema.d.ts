@@ -2202,7 +2202,7 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
-                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                 inventory_reason?: string;
                                 rust: number | null;
                                 /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -2232,7 +2232,7 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
-                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
                                 /** @description Sent as `outputs.dsm` (absent: false) */
@@ -2273,7 +2273,7 @@ export interface paths {
                             results: {
                                 additional_statuses: {
                                     inventory: number | null;
-                                    /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                    /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                     inventory_reason?: string;
                                     rust: number | null;
                                     /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -2303,7 +2303,7 @@ export interface paths {
                                     clip_point_cloud?: boolean;
                                     /** @description Metres, horizontally around the asset position */
                                     clipping_radius?: number;
-                                    /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                    /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                     detect_antennas?: boolean;
                                     detect_rust?: boolean;
                                     /** @description Sent as `outputs.dsm` (absent: false) */
@@ -2801,7 +2801,7 @@ export interface paths {
                             clip_point_cloud?: boolean;
                             /** @description Metres, horizontally around the asset position */
                             clipping_radius?: number;
-                            /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                            /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                             detect_antennas?: boolean;
                             detect_rust?: boolean;
                             /** @description Sent as `outputs.dsm` (absent: false) */
@@ -2829,7 +2829,7 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
-                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                 inventory_reason?: string;
                                 rust: number | null;
                                 /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -2859,7 +2859,7 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
-                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
                                 /** @description Sent as `outputs.dsm` (absent: false) */
@@ -3021,7 +3021,7 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
-                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                 inventory_reason?: string;
                                 rust: number | null;
                                 /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -3051,7 +3051,7 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
-                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
                                 /** @description Sent as `outputs.dsm` (absent: false) */
@@ -3092,7 +3092,7 @@ export interface paths {
                             results: {
                                 additional_statuses: {
                                     inventory: number | null;
-                                    /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                    /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                     inventory_reason?: string;
                                     rust: number | null;
                                     /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -3122,7 +3122,7 @@ export interface paths {
                                     clip_point_cloud?: boolean;
                                     /** @description Metres, horizontally around the asset position */
                                     clipping_radius?: number;
-                                    /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                    /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                     detect_antennas?: boolean;
                                     detect_rust?: boolean;
                                     /** @description Sent as `outputs.dsm` (absent: false) */
@@ -3285,7 +3285,7 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
-                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                 inventory_reason?: string;
                                 rust: number | null;
                                 /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -3315,7 +3315,7 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
-                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
                                 /** @description Sent as `outputs.dsm` (absent: false) */
@@ -3479,7 +3479,7 @@ export interface paths {
                             clip_point_cloud?: boolean;
                             /** @description Metres, horizontally around the asset position */
                             clipping_radius?: number;
-                            /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                            /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                             detect_antennas?: boolean;
                             detect_rust?: boolean;
                             /** @description Sent as `outputs.dsm` (absent: false) */
@@ -3516,7 +3516,7 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
-                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                 inventory_reason?: string;
                                 rust: number | null;
                                 /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -3546,7 +3546,7 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
-                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
                                 /** @description Sent as `outputs.dsm` (absent: false) */
@@ -3836,7 +3836,7 @@ export interface paths {
                             clip_point_cloud?: boolean;
                             /** @description Metres, horizontally around the asset position */
                             clipping_radius?: number;
-                            /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                            /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                             detect_antennas?: boolean;
                             detect_rust?: boolean;
                             /** @description Sent as `outputs.dsm` (absent: false) */
@@ -3873,7 +3873,7 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
-                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                 inventory_reason?: string;
                                 rust: number | null;
                                 /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -3903,7 +3903,7 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
-                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
                                 /** @description Sent as `outputs.dsm` (absent: false) */
@@ -4266,7 +4266,7 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
-                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                 inventory_reason?: string;
                                 rust: number | null;
                                 /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -4296,7 +4296,7 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
-                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
                                 /** @description Sent as `outputs.dsm` (absent: false) */
@@ -4337,7 +4337,7 @@ export interface paths {
                             results: {
                                 additional_statuses: {
                                     inventory: number | null;
-                                    /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                    /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                     inventory_reason?: string;
                                     rust: number | null;
                                     /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -4367,7 +4367,7 @@ export interface paths {
                                     clip_point_cloud?: boolean;
                                     /** @description Metres, horizontally around the asset position */
                                     clipping_radius?: number;
-                                    /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                    /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                     detect_antennas?: boolean;
                                     detect_rust?: boolean;
                                     /** @description Sent as `outputs.dsm` (absent: false) */
@@ -5002,16 +5002,24 @@ export interface paths {
                             computation: {
                                 /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                 azimuth_reference: string;
+                                /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four) */
+                                box_corners_3d?: {
+                                    x: number;
+                                    y: number;
+                                    z: number;
+                                }[];
+                                /** @description detection: how well the box fits and how much of it the cloud holds, 0..1 */
+                                confidence?: number;
                                 /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
                                 corners_3d: {
                                     x: number;
                                     y: number;
                                     z: number;
                                 }[];
-                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height */
+                                /** @description 'base_plate_location', 'ground_reference_altitude' or (detection) 'detected_tower_base': what `height` is measured above; null: none is known, no height */
                                 height_reference: string | null;
                                 height_reference_z: number | null;
-                                /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
+                                /** @description 'triangulation' (from the marks on two or more photos), 'entered' (values given by hand, or none) or 'detection' (the automatic antenna detection, `detect_antennas`) */
                                 method: string;
                                 /** @description unit facing direction (x east, y north, z up) */
                                 normal: number[] | null;
@@ -5021,6 +5029,8 @@ export interface paths {
                                 photos: number;
                                 /** @description RMS distance of the corners from the front plane, metres */
                                 planarity_m: number | null;
+                                /** @description detection: points of the cloud in the item */
+                                points?: number;
                                 /** @description widest angle between two photos' rays through the face's centre */
                                 ray_angle_deg: number | null;
                                 /** @description RMS distance of the triangulated corners from their photos' rays, metres */
@@ -5076,16 +5086,24 @@ export interface paths {
                                 computation: {
                                     /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                     azimuth_reference: string;
+                                    /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four) */
+                                    box_corners_3d?: {
+                                        x: number;
+                                        y: number;
+                                        z: number;
+                                    }[];
+                                    /** @description detection: how well the box fits and how much of it the cloud holds, 0..1 */
+                                    confidence?: number;
                                     /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
                                     corners_3d: {
                                         x: number;
                                         y: number;
                                         z: number;
                                     }[];
-                                    /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height */
+                                    /** @description 'base_plate_location', 'ground_reference_altitude' or (detection) 'detected_tower_base': what `height` is measured above; null: none is known, no height */
                                     height_reference: string | null;
                                     height_reference_z: number | null;
-                                    /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
+                                    /** @description 'triangulation' (from the marks on two or more photos), 'entered' (values given by hand, or none) or 'detection' (the automatic antenna detection, `detect_antennas`) */
                                     method: string;
                                     /** @description unit facing direction (x east, y north, z up) */
                                     normal: number[] | null;
@@ -5095,6 +5113,8 @@ export interface paths {
                                     photos: number;
                                     /** @description RMS distance of the corners from the front plane, metres */
                                     planarity_m: number | null;
+                                    /** @description detection: points of the cloud in the item */
+                                    points?: number;
                                     /** @description widest angle between two photos' rays through the face's centre */
                                     ray_angle_deg: number | null;
                                     /** @description RMS distance of the triangulated corners from their photos' rays, metres */
@@ -5305,16 +5325,24 @@ export interface paths {
                             computation: {
                                 /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                 azimuth_reference: string;
+                                /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four) */
+                                box_corners_3d?: {
+                                    x: number;
+                                    y: number;
+                                    z: number;
+                                }[];
+                                /** @description detection: how well the box fits and how much of it the cloud holds, 0..1 */
+                                confidence?: number;
                                 /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
                                 corners_3d: {
                                     x: number;
                                     y: number;
                                     z: number;
                                 }[];
-                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height */
+                                /** @description 'base_plate_location', 'ground_reference_altitude' or (detection) 'detected_tower_base': what `height` is measured above; null: none is known, no height */
                                 height_reference: string | null;
                                 height_reference_z: number | null;
-                                /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
+                                /** @description 'triangulation' (from the marks on two or more photos), 'entered' (values given by hand, or none) or 'detection' (the automatic antenna detection, `detect_antennas`) */
                                 method: string;
                                 /** @description unit facing direction (x east, y north, z up) */
                                 normal: number[] | null;
@@ -5324,6 +5352,8 @@ export interface paths {
                                 photos: number;
                                 /** @description RMS distance of the corners from the front plane, metres */
                                 planarity_m: number | null;
+                                /** @description detection: points of the cloud in the item */
+                                points?: number;
                                 /** @description widest angle between two photos' rays through the face's centre */
                                 ray_angle_deg: number | null;
                                 /** @description RMS distance of the triangulated corners from their photos' rays, metres */
@@ -5660,16 +5690,24 @@ export interface paths {
                             computation: {
                                 /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                 azimuth_reference: string;
+                                /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four) */
+                                box_corners_3d?: {
+                                    x: number;
+                                    y: number;
+                                    z: number;
+                                }[];
+                                /** @description detection: how well the box fits and how much of it the cloud holds, 0..1 */
+                                confidence?: number;
                                 /** @description top-left, top-right, bottom-right, bottom-left, output coordinate system */
                                 corners_3d: {
                                     x: number;
                                     y: number;
                                     z: number;
                                 }[];
-                                /** @description 'base_plate_location' or 'ground_reference_altitude': what `height` is measured above; null: neither is known, no height */
+                                /** @description 'base_plate_location', 'ground_reference_altitude' or (detection) 'detected_tower_base': what `height` is measured above; null: none is known, no height */
                                 height_reference: string | null;
                                 height_reference_z: number | null;
-                                /** @description 'triangulation' (from the marks on two or more photos) or 'entered' (values given by hand, or none) */
+                                /** @description 'triangulation' (from the marks on two or more photos), 'entered' (values given by hand, or none) or 'detection' (the automatic antenna detection, `detect_antennas`) */
                                 method: string;
                                 /** @description unit facing direction (x east, y north, z up) */
                                 normal: number[] | null;
@@ -5679,6 +5717,8 @@ export interface paths {
                                 photos: number;
                                 /** @description RMS distance of the corners from the front plane, metres */
                                 planarity_m: number | null;
+                                /** @description detection: points of the cloud in the item */
+                                points?: number;
                                 /** @description widest angle between two photos' rays through the face's centre */
                                 ray_angle_deg: number | null;
                                 /** @description RMS distance of the triangulated corners from their photos' rays, metres */
@@ -5821,7 +5861,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description The inventory review is complete: `additional_statuses.inventory` becomes 5 (completed) with at least one item, 6 (completed without compatible inventory) with none. 409 unless it is unset, 3 or 4 (a completed review is reopened by changing an item). */
+        /** @description The inventory review is complete: `additional_statuses.inventory` becomes 5 (completed) with at least one item, 6 (completed without compatible inventory) with none. 409 unless it is unset, 3 (review pending: the automatic detection's items are written), 4 or 9 (detected on a borderline cloud); a completed review is reopened by changing an item. */
         post: {
             parameters: {
                 query?: never;
@@ -7555,7 +7595,7 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
-                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                 inventory_reason?: string;
                                 rust: number | null;
                                 /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -7585,7 +7625,7 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
-                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
                                 /** @description Sent as `outputs.dsm` (absent: false) */
@@ -8980,7 +9020,7 @@ export interface paths {
                             clip_point_cloud?: boolean;
                             /** @description Metres, horizontally around the asset position */
                             clipping_radius?: number;
-                            /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                            /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                             detect_antennas?: boolean;
                             detect_rust?: boolean;
                             /** @description Sent as `outputs.dsm` (absent: false) */
@@ -9008,7 +9048,7 @@ export interface paths {
                         "application/json": {
                             additional_statuses: {
                                 inventory: number | null;
-                                /** @description Why the inventory status is an error (7: automatic antenna detection is not available on this installation). */
+                                /** @description The words beside the inventory status: why the antenna detection failed (7), found no tower (8), found the cloud too thin (10) or borderline (9, a warning), or found no equipment (3). */
                                 inventory_reason?: string;
                                 rust: number | null;
                                 /** @description Why the rust status is 14 (error), or which photos a completed rust analysis (13) skipped and why. */
@@ -9038,7 +9078,7 @@ export interface paths {
                                 clip_point_cloud?: boolean;
                                 /** @description Metres, horizontally around the asset position */
                                 clipping_radius?: number;
-                                /** @description true is refused (400): automatic antenna detection is not available on this installation, and no Tower inventory unit is spent */
+                                /** @description true: once processed, the dense point cloud is searched for the tower and its equipment, each found item written to the inventory (`additional_statuses.inventory` 1 → 2 → 3, or 7–10 with `inventory_reason`). Needs a Tower inventory unit in the account (403 insufficient_allowance), spent once when processing starts; asks the cloud for the point cloud as generate_point_cloud does */
                                 detect_antennas?: boolean;
                                 detect_rust?: boolean;
                                 /** @description Sent as `outputs.dsm` (absent: false) */
