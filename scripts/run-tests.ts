@@ -7,11 +7,19 @@
 // - --quick: the unit tests that open no database (but the slow ones) and the API surface.
 // Explicit file arguments run just those files. Each run ends with its slowest files
 // (test/helpers/slowest-files-reporter.ts) and its wall time.
-import { spawn } from 'node:child_process';
+// Files start slowest first (by test/test-timings.json, a CI run's seconds per file; files it does
+// not name after them, alphabetically): with two at a time, a long file started last would run
+// alone at the end while the other slot idles.
 import fs from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { run } from 'node:test';
+import * as reporters from 'node:test/reporters';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_SURFACE, HEAVY, NO_DATABASE, RUN_ONCE } from '../test/test-passes.ts';
+import { slowestFirst } from '../test/helpers/test-order.ts';
+import slowestFiles from '../test/helpers/slowest-files-reporter.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -36,30 +44,36 @@ if (!named.length && quick) {
   console.log(`# quick: ${files.length} files (the unit tests and the API surface of test/test-passes.ts; npm test runs all ${all.length})`);
 }
 
-// Two files at a time on CI's two cores; TEST_CONCURRENCY to change it.
-const concurrency = process.env.TEST_CONCURRENCY ?? '2';
+files = slowestFirst(files, onPostgres ? 'postgres' : 'pglite');
+
+// Two files at a time on CI's two cores; TEST_CONCURRENCY to change it. node:test's run() (not
+// `node --test`, which sorts the files by name) keeps the order above.
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? 2);
 const started = Date.now();
-const child = spawn(
-  process.execPath,
-  [
-    '--no-wasm-code-gc', // README, Tests: Node 24's V8 can abort a process that frees WebAssembly code
-    '--import',
-    'tsx',
-    '--test',
-    `--test-concurrency=${concurrency}`,
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    '--test-reporter=./test/helpers/slowest-files-reporter.ts',
-    '--test-reporter-destination=stdout',
-    ...files.map((f) => path.join('test', f)),
-  ],
-  { cwd: ROOT, stdio: 'inherit' },
-);
-const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
-process.on('SIGINT', forward('SIGINT'));
-process.on('SIGTERM', forward('SIGTERM'));
-child.on('exit', (code, signal) => {
-  const minutes = (Date.now() - started) / 60_000;
-  console.log(`# ${files.length} test files in ${minutes.toFixed(1)} min (${onPostgres ? 'PostgreSQL' : 'PGlite'}${quick ? ', quick' : ''})`);
-  process.exit(code ?? (signal ? 1 : 0));
+const abort = new AbortController();
+process.on('SIGINT', () => abort.abort());
+process.on('SIGTERM', () => abort.abort());
+const stream = run({
+  files: files.map((f) => path.join(ROOT, 'test', f)),
+  concurrency,
+  cwd: ROOT,
+  // README, Tests: Node 24's V8 can abort a process that frees WebAssembly code.
+  execArgv: ['--no-wasm-code-gc', '--import', 'tsx'],
+  signal: abort.signal,
 });
+// Each event to both reporters: the spec one (every test) and the slowest files at the end.
+const [toSpec, toSlowest] = [new PassThrough({ objectMode: true }), new PassThrough({ objectMode: true })];
+let failed = false;
+stream.on('data', (event: { type: string; data: { details?: { type?: string } } }) => {
+  if (event.type === 'test:fail') failed = true;
+  toSpec.write(event);
+  toSlowest.write(event);
+});
+stream.on('end', () => {
+  toSpec.end();
+  toSlowest.end();
+});
+await Promise.all([pipeline(toSpec, new reporters.spec(), process.stdout, { end: false }), pipeline(toSlowest, slowestFiles, process.stdout, { end: false })]);
+const minutes = (Date.now() - started) / 60_000;
+console.log(`# ${files.length} test files in ${minutes.toFixed(1)} min (${onPostgres ? 'PostgreSQL' : 'PGlite'}${quick ? ', quick' : ''})`);
+process.exitCode = failed || abort.signal.aborted ? 1 : 0;

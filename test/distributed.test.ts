@@ -96,6 +96,9 @@ describe('distributed: storage, serve without workers, two workers, each with it
       S3_ACCESS_KEY_ID: ROOT.accessKeyId,
       S3_SECRET_ACCESS_KEY: ROOT.secretAccessKey,
       ENGINE: 'colmap',
+      // The sparse model is the point cloud: what is tested is the run surviving its worker, not
+      // the dense stages (engine-colmap-lund and engine-colmap-dense run those, once).
+      COLMAP_DENSE: 'false',
       JOB_HEARTBEAT_SECONDS: '3',
     };
     const serve = await start('serve', { ...shared, RUN_WORKERS: 'false' }, 'serve');

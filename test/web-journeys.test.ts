@@ -3,8 +3,9 @@
 // server: what an inspector does, click by click. Journey 1 (exif engine): sign in → create an
 // asset → create an inspection → drop 6 lund photos → 100 % → process → status 7 → open a photo →
 // draw a rectangle → the annotation is in the API with the right coords_2d → report → the PDF
-// downloads. Journey 2 (colmap engine, as the `vortex` backend): the 3D view shows the point cloud
-// and an annotation's marker. Journey 1 also runs at 390x844 and 768x1024 with touch (3 photos, a
+// downloads. Journey 2 (colmap engine, as the `vortex` backend, sparse model only: the dense stages
+// run once, in engine-colmap-lund and engine-colmap-dense): the 3D view shows the point cloud and
+// an annotation's marker. Journey 1 also runs at 390x844 and 768x1024 with touch (3 photos, a
 // rectangle drawn with a finger, the 3D tab's words, the share link signed out; no page scrolls
 // sideways). Screenshots of every page go to the folder printed at the start. Past 350 lines: the
 // journeys read as one story each.
@@ -19,6 +20,7 @@ import { startTestSystem, type TestAccount, type TestSystem } from './helpers/te
 import { browserTestSkipReason, countCanvasPixels, launchChromium, openWatchedPage, type WatchedPage, signIn } from './helpers/browser.ts';
 import { assertNoServerErrors } from './helpers/inspection-fixtures.ts';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
+import { cameraFromCalibrated, insideImage, projectPoint, readLas } from '../src/shared/pointcloud/index.ts';
 
 const LUND = path.resolve(import.meta.dirname, '../../shared/datasets/lund/images');
 const SCREENSHOTS = process.env.WEB_SCREENSHOTS_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'oi-console-screens-'));
@@ -38,7 +40,7 @@ describe('web console journeys', { skip: skipReason() }, () => {
     console.log(`# console screenshots: ${SCREENSHOTS}`);
     await ensureConsoleBuilt({ quiet: true });
     // The `vortex` backend runs COLMAP; `mapper` the default exif engine (fast, no point cloud).
-    system = await startTestSystem({ engines: ['colmap'], processingBackendEngines: { vortex: 'colmap' } });
+    system = await startTestSystem({ engines: ['colmap'], processingBackendEngines: { vortex: 'colmap' }, colmapDense: false });
     account = await system.newAccount({ projects: 5 });
     browser = await launchChromium();
   });
@@ -347,11 +349,14 @@ describe('web console journeys', { skip: skipReason() }, () => {
     assert.equal(done.status, 7);
     timings.colmapProcessing = (Date.now() - started) / 1000;
     const cameras = await client.cameras(inspection.id);
+    // The annotation around a reconstructed point of the third photo (the sparse cloud holds a few
+    // thousand points: a rectangle drawn anywhere could see none), the one nearest its middle.
+    const target = await pointNearPhotoMiddle(client, inspection.id, cameras[2].filename);
     const annotation = await client.expect(201, 'POST', '/v1/annotations/?coords_3d=true', {
       type: 'spalling',
       inspection: inspection.id,
       photo_id: cameras[2].photo_id,
-      data: { coords_2d: [[0.45, 0.45], [0.55, 0.45], [0.55, 0.55], [0.45, 0.55]] },
+      data: { coords_2d: [[target.x - 0.01, target.y - 0.01], [target.x + 0.01, target.y - 0.01], [target.x + 0.01, target.y + 0.01], [target.x - 0.01, target.y + 0.01]] },
     });
     assert.ok(annotation.coords_3d, 'the annotation has a 3D position');
 
@@ -414,6 +419,30 @@ async function fingerDrag(page: Page, points: { x: number; y: number }[]): Promi
   for (const point of points.slice(1)) await send('touchMove', point);
   await send('touchEnd');
   await cdp.detach();
+}
+
+/**
+ * The photo fraction (x, y) where the reconstructed point nearest the photo's middle projects: of
+ * the points 1-60 m in front, the one whose projection is nearest (0.5, 0.5), among those that no
+ * nearer point hides (none within 15 px of it in the photo is more than 0.5 m in front of it).
+ */
+async function pointNearPhotoMiddle(client: TestAccount['client'], inspectionId: number, filename: string): Promise<{ x: number; y: number }> {
+  const outputs = new Map<string, string>((await client.expect(200, 'GET', `/v1/inspections/${inspectionId}/outputs/`)).map((o: { output_type: string; url: string }) => [o.output_type, o.url]));
+  const calibrated = (await (await fetch(outputs.get('calibrated_camera_parameters_json')!)).json()) as { cameras: ({ key: string } & Parameters<typeof cameraFromCalibrated>[0])[] };
+  const las = readLas(Buffer.from(await (await fetch(outputs.get('point_cloud')!)).arrayBuffer()));
+  const entry = calibrated.cameras.find((c) => path.posix.basename(c.key) === filename);
+  const camera = entry && cameraFromCalibrated(entry);
+  assert.ok(camera, `${filename} is calibrated`);
+  const seen: { u: number; v: number; depth: number }[] = [];
+  for (let i = 0; i < las.count; i++) {
+    const p = projectPoint(camera, [las.positions[3 * i], las.positions[3 * i + 1], las.positions[3 * i + 2]]);
+    if (p.depth > 1 && p.depth < 60 && insideImage(camera, p.u, p.v)) seen.push(p);
+  }
+  const unhidden = seen.filter((p) => !seen.some((q) => q.depth < p.depth - 0.5 && Math.hypot(q.u - p.u, q.v - p.v) < 15));
+  const middle = (p: { u: number; v: number }) => Math.hypot(p.u / camera.width - 0.5, p.v / camera.height - 0.5);
+  const best = unhidden.sort((a, b) => middle(a) - middle(b))[0];
+  assert.ok(best, `a reconstructed point in ${filename}`);
+  return { x: best.u / camera.width, y: best.v / camera.height };
 }
 
 /** The COLMAP log a failed run leaves in the store (colmap-engine.ts keeps it), its mapping lines only. */

@@ -1,5 +1,6 @@
-// `npm run tower-flight -- [--scene FILE.json] [--seed N] [--small] --out DIR` (issue 36 §1; the
-// interface is fixed: checks outside the repository call it). Lays out a telecom tower site from
+// `npm run tower-flight -- [--scene FILE.json] [--seed N] [--small] [--every K] --out DIR` (issue 36
+// §1; the interface is fixed: checks outside the repository call it; --every K renders every K-th
+// photo of the flight only, for a quick look or a test: the truth lists the photos rendered). Lays out a telecom tower site from
 // the scene file and the seed, plans an inspection flight around it, renders each photo in
 // headless Chromium, and writes what a drone writes plus the truth:
 //   DIR/images/DJI_0001.JPG …   JPEG with EXIF GPS (noisy, drifting), focal length, DJI XMP
@@ -30,6 +31,8 @@ export interface TowerFlightOptions {
   sceneFile?: string;
   seed: number;
   small: boolean;
+  /** Render every k-th photo of the flight (1: all); GPS noise and drift are the whole flight's. */
+  every?: number;
   out: string;
   /** Called with a line of progress (the CLI prints it). */
   log?: (line: string) => void;
@@ -42,11 +45,14 @@ export async function generateTowerFlight(options: TowerFlightOptions): Promise<
   const layout = layoutScene(description, options.seed);
   const camera = options.small ? SMALL_CAMERA : DEFAULT_CAMERA;
   const parts = sceneParts(layout);
-  const poses = planFlight(layout, camera, { small: options.small });
+  const flight = planFlight(layout, camera, { small: options.small });
   // What the receiver reports is an ellipsoidal height (WGS 84), as GNSS receivers do and as the
   // processing takes EXIF altitudes (georeference.ts): the EGM96 reading plus the geoid undulation.
-  const gps = gpsReadings(poses, options.seed, layout.site.base).map((g) => ({ ...g, altitude: egm96ToEllipsoid(g.latitude, g.longitude, g.altitude) }));
-  const barometer = relativeAltitudes(poses, options.seed, takeOffPoint(layout));
+  const flightGps = gpsReadings(flight, options.seed, layout.site.base).map((g) => ({ ...g, altitude: egm96ToEllipsoid(g.latitude, g.longitude, g.altitude) }));
+  const flightBarometer = relativeAltitudes(flight, options.seed, takeOffPoint(layout));
+  const every = options.every ?? 1;
+  const kept = (_: unknown, i: number) => i % every === 0;
+  const [poses, gps, barometer] = [flight.filter(kept), flightGps.filter(kept), flightBarometer.filter(kept)];
   const imagesDir = path.join(options.out, 'images');
   fs.mkdirSync(imagesDir, { recursive: true });
   const panels = layout.equipment.filter((e) => e.type === 'panel_antenna').length;
@@ -87,12 +93,12 @@ export async function generateTowerFlight(options: TowerFlightOptions): Promise<
   return { photos: poses.length, seconds };
 }
 
-const USAGE = 'usage: npm run tower-flight -- [--scene FILE.json] [--seed N] [--small] --out DIR';
+const USAGE = 'usage: npm run tower-flight -- [--scene FILE.json] [--seed N] [--small] [--every K] --out DIR';
 
 async function main(): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ options: { scene: { type: 'string' }, seed: { type: 'string', default: '1' }, small: { type: 'boolean', default: false }, out: { type: 'string' }, help: { type: 'boolean', default: false } } }));
+    ({ values } = parseArgs({ options: { scene: { type: 'string' }, seed: { type: 'string', default: '1' }, small: { type: 'boolean', default: false }, every: { type: 'string', default: '1' }, out: { type: 'string' }, help: { type: 'boolean', default: false } } }));
   } catch (err) {
     console.error(`${(err as Error).message}\n${USAGE}`);
     return 2;
@@ -110,12 +116,17 @@ async function main(): Promise<number> {
     console.error(`--seed must be a whole number from 0 to 4294967295, not ${JSON.stringify(values.seed)}`);
     return 2;
   }
+  const every = Number(values.every);
+  if (!Number.isInteger(every) || every < 1) {
+    console.error(`--every must be a whole number from 1, not ${JSON.stringify(values.every)}`);
+    return 2;
+  }
   if (values.scene && !fs.existsSync(values.scene)) {
     console.error(`--scene ${values.scene}: no such file`);
     return 2;
   }
   try {
-    await generateTowerFlight({ sceneFile: values.scene, seed, small: values.small, out: values.out, log: (line) => console.log(line) });
+    await generateTowerFlight({ sceneFile: values.scene, seed, small: values.small, every, out: values.out, log: (line) => console.log(line) });
     return 0;
   } catch (err) {
     if (err instanceof SceneDescriptionError || err instanceof SyntaxError) {
