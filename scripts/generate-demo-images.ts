@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { seededRandom } from '../src/shared/seeded-random.ts';
+import { djiXmpPacket, signed } from './dji-xmp.ts';
 
 export interface Angles {
   yaw: number;
@@ -433,43 +434,20 @@ export function generateGeotaggedTiff(options: GeotaggedJpegOptions): Buffer {
 }
 
 // ---------------------------------------------------------------------------------------------
-// XMP (DJI layout: one rdf:Description with drone-dji attributes, signed values with two decimals).
+// XMP (DJI's layout, dji-xmp.ts).
 
-const signed = (v: number) => `${v < 0 ? '-' : '+'}${Math.abs(v).toFixed(2)}`;
 
 function djiXmp(o: GeotaggedJpegOptions): string | null {
   if (!o.gimbal && !o.flight && o.relativeAltitude === undefined) return null;
-  const attrs: string[] = [`drone-dji:AbsoluteAltitude="${signed(o.altitude)}"`];
-  if (o.relativeAltitude !== undefined) attrs.push(`drone-dji:RelativeAltitude="${signed(o.relativeAltitude)}"`);
-  if (o.gimbal) {
-    attrs.push(`drone-dji:GimbalRollDegree="${signed(o.gimbal.roll)}"`);
-    attrs.push(`drone-dji:GimbalYawDegree="${signed(o.gimbal.yaw)}"`);
-    attrs.push(`drone-dji:GimbalPitchDegree="${signed(o.gimbal.pitch)}"`);
-  }
-  if (o.flight) {
-    attrs.push(`drone-dji:FlightRollDegree="${signed(o.flight.roll)}"`);
-    attrs.push(`drone-dji:FlightYawDegree="${signed(o.flight.yaw)}"`);
-    attrs.push(`drone-dji:FlightPitchDegree="${signed(o.flight.pitch)}"`);
-  }
-  return [
-    '<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d"?>',
-    '<x:xmpmeta xmlns:x="adobe:ns:meta/">',
-    ' <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">',
-    '  <rdf:Description rdf:about="DJI Meta Data"',
-    '    xmlns:tiff="http://ns.adobe.com/tiff/1.0/"',
-    '    xmlns:drone-dji="http://www.dji.com/drone-dji/1.0/"',
-    `    tiff:Make="${escapeXml(o.make ?? DEFAULT_MAKE)}"`,
-    `    tiff:Model="${escapeXml(o.model ?? DEFAULT_MODEL)}"`,
-    ...attrs.map((a) => `    ${a}`),
-    '  />',
-    ' </rdf:RDF>',
-    '</x:xmpmeta>',
-    '<?xpacket end="w"?>',
-  ].join('\n');
-}
-
-function escapeXml(s: string): string {
-  return s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const attributes: [string, string][] = [
+    ['tiff:Make', o.make ?? DEFAULT_MAKE],
+    ['tiff:Model', o.model ?? DEFAULT_MODEL],
+    ['drone-dji:AbsoluteAltitude', signed(o.altitude)],
+  ];
+  if (o.relativeAltitude !== undefined) attributes.push(['drone-dji:RelativeAltitude', signed(o.relativeAltitude)]);
+  if (o.gimbal) attributes.push(['drone-dji:GimbalRollDegree', signed(o.gimbal.roll)], ['drone-dji:GimbalYawDegree', signed(o.gimbal.yaw)], ['drone-dji:GimbalPitchDegree', signed(o.gimbal.pitch)]);
+  if (o.flight) attributes.push(['drone-dji:FlightRollDegree', signed(o.flight.roll)], ['drone-dji:FlightYawDegree', signed(o.flight.yaw)], ['drone-dji:FlightPitchDegree', signed(o.flight.pitch)]);
+  return djiXmpPacket(attributes);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -70,10 +70,11 @@ describe('capabilities with the exif engine (it reconstructs nothing)', () => {
     assert.equal((await fetch(`${system.urls.cloud}${CAPABILITIES}`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
   });
 
-  it('the console settings disable the four outputs and clipping, each with the engine\'s reason', async () => {
+  it('the console settings disable the four outputs, clipping and antenna detection, each with the engine\'s reason', async () => {
     const { unavailable_options: unavailable } = await consoleSettings(system);
     const capabilities = await api.call('GET', CAPABILITIES, undefined, { expect: 200 });
-    assert.deepEqual(Object.keys(unavailable).sort(), ['roof_segmentation', ...OUTPUT_OPTIONS].sort());
+    assert.deepEqual(Object.keys(unavailable).sort(), ['roof_segmentation', 'detect_antennas', ...OUTPUT_OPTIONS].sort());
+    assert.equal(unavailable.detect_antennas, `Antennas are found in the point cloud, and none can be made: ${capabilities.outputs.point_cloud.reason}`);
     assert.equal(unavailable.generate_mesh, capabilities.outputs.mesh.reason);
     assert.equal(unavailable.generate_ortho, capabilities.outputs.ortho.reason);
     assert.equal(unavailable.clip_point_cloud, `No point cloud to clip: ${capabilities.outputs.point_cloud.reason}`);

@@ -85,6 +85,10 @@ describe('nodeodm engine (fake NodeODM node)', () => {
     const file = (type: string) => read(system, byType.get(type).s3_bucket ?? project.bucket_name, byType.get(type).s3_key);
     assert.equal((await file('ortho_rgb')).subarray(0, 4).toString('latin1'), 'II*\0', 'the node\'s GeoTIFF, as it was');
     assert.equal((await file('point_cloud')).toString(), 'LASF fake laz');
+    // Its PLY copy for the 3D view (point-cloud-ply.ts): this node's cloud is not a real LAZ, so
+    // none, listed not available with why (the tower tests' real cloud gets one).
+    assert.equal(byType.get('point_cloud_ply')?.availability, 'not available');
+    assert.match(byType.get('point_cloud_ply')?.note ?? '', /could not be read to copy it as PLY/);
     assert.deepEqual(readZip(await file('3d_mesh_obj_zip')).map((e) => e.name).sort(), ['odm_textured_model_geo.mtl', 'odm_textured_model_geo.obj']);
     const calibrated = JSON.parse((await file('calibrated_camera_parameters_json')).toString());
     assert.equal(calibrated.engine, 'nodeodm');

@@ -258,10 +258,10 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
 
   it('the new-inspection form names the engines in words and disables the options this installation cannot act on, saying why; a disabled option is sent as false', async () => {
     const settings = (await (await fetch(`${system.urls.inspection}/v1/console/settings/`)).json()) as { unavailable_options: Record<string, string> };
-    // The exif engine (the tests' default) reconstructs nothing: no point cloud, mesh, DSM, orthophoto, nor clipping.
+    // The exif engine (the tests' default) reconstructs nothing: no point cloud, mesh, DSM, orthophoto, nor clipping, nor antennas found in the cloud.
     assert.deepEqual(
       Object.keys(settings.unavailable_options).sort(),
-      ['clip_point_cloud', 'generate_dsm', 'generate_mesh', 'generate_ortho', 'generate_point_cloud', 'roof_segmentation'],
+      ['clip_point_cloud', 'detect_antennas', 'generate_dsm', 'generate_mesh', 'generate_ortho', 'generate_point_cloud', 'roof_segmentation'],
       'the server says which options it would ignore',
     );
     assert.ok(watched, 'the first test signed in');
@@ -284,6 +284,7 @@ describe('web console: the annotation list', { skip: skipReason() }, () => {
     assert.equal(await pointCloud.isDisabled(), true);
     assert.equal(await pointCloud.isChecked(), false, 'on by default, shown off when it cannot be made');
     assert.equal(await page.getByRole('checkbox', { name: 'Detect rust' }).isDisabled(), false, 'the others stay available');
+    assert.equal(await page.getByRole('checkbox', { name: /Detect antennas/ }).isDisabled(), true, 'antennas are found in the point cloud');
     await watched.screenshot('new-inspection-form');
 
     await page.getByLabel('Inspection name').fill('Disabled outputs');

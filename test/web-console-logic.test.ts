@@ -17,6 +17,7 @@ test('routes: every page has an address that reads back to the same page', () =>
     { name: 'processing', id: 5 },
     { name: 'workspace', id: 5, tab: 'photos', photo: 17, annotation: 3 },
     { name: 'workspace', id: 5, tab: '3d', photo: undefined, annotation: undefined },
+    { name: 'workspace', id: 5, tab: 'photos', photo: 17, annotation: undefined, item: 9 },
     { name: 'allowance' },
   ];
   for (const route of routes) assert.deepEqual(parseRoute(routeHref(route)), route, routeHref(route));
@@ -33,6 +34,7 @@ test('routes: defaults, trailing slashes, and what is not a page', () => {
   // A bad page number in the address falls back to page 1.
   assert.deepEqual(parseRoute('#/assets?page=abc'), { name: 'assets', search: '', page: 1 });
   assert.equal((parseRoute('#/inspections/4?photo=0') as { photo?: number }).photo, undefined);
+  assert.equal('item' in parseRoute('#/inspections/4?item=x'), false, 'an item that is not an id is left out');
 });
 
 test('paging: envelope or plain array, page counts and the pager window', () => {

@@ -148,14 +148,16 @@ test('progress: bytes per file and in total, speed over a sliding window, time l
   assert.equal(formatDuration(undefined), 'estimating…');
 });
 
-test('processing cost mirrors the server: 1 processing run (projects), never Tower inventory (no antenna detector: detect_antennas is refused)', () => {
+test('processing cost mirrors the server: 1 processing run (projects), and 1 Tower inventory unit with detect_antennas', () => {
   const balances = [{ allowance_type: 'projects', balance: 3 }, { allowance_type: 'tower_inventory', balance: 0 }];
   const plain = processingCost({ generate_point_cloud: true }, balances);
   assert.deepEqual(plain.spends.map((s) => [s.code, s.amount, s.balance]), [['projects', 1, 3]]);
   assert.equal(plain.blockedBy, undefined);
-  const antennas = processingCost({ detect_antennas: true }, balances); // an older inspection that carries it
-  assert.deepEqual(antennas.spends.map((s) => s.code), ['projects']);
-  assert.equal(antennas.blockedBy, undefined);
-  assert.ok(!(PROCESSING_OPTIONS as readonly string[]).includes('detect_antennas'), 'the form does not offer it');
+  const antennas = processingCost({ detect_antennas: true }, balances);
+  assert.deepEqual(antennas.spends.map((s) => [s.code, s.amount, s.balance]), [['projects', 1, 3], ['tower_inventory', 1, 0]]);
+  assert.match(antennas.blockedBy ?? '', /processing needs 1 equipment inventory and 0 are left/);
+  const granted = processingCost({ detect_antennas: true }, [{ allowance_type: 'projects', balance: 1 }, { allowance_type: 'tower_inventory', balance: 2 }]);
+  assert.equal(granted.blockedBy, undefined);
+  assert.ok((PROCESSING_OPTIONS as readonly string[]).includes('detect_antennas'), 'the form offers it');
   assert.match(processingCost({}, [])?.blockedBy ?? '', /processing needs 1 processing run and 0 are left/);
 });

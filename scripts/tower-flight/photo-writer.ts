@@ -10,6 +10,7 @@
 // (a DJI writes local time without an offset), so that readers place them exactly.
 import sharp from 'sharp';
 import type { GimbalAngles } from '../../src/shared/geo/rotation.ts';
+import { djiXmpPacket, signed } from '../dji-xmp.ts';
 import { focalPx } from './camera-models.ts';
 import type { GeoPoint } from './geodesy.ts';
 import { forkRandom } from './random.ts';
@@ -116,14 +117,9 @@ function dmsRational(value: number): string {
   return `${degrees}/1 ${minutes}/1 ${seconds}/10000`;
 }
 
-const signed = (v: number, digits = 2) => `${v < 0 ? '-' : '+'}${Math.abs(v).toFixed(digits)}`;
-
-function escapeXml(s: string): string {
-  return s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /**
- * DJI's XMP layout: one rdf:Description "DJI Meta Data" with drone-dji attributes, signed values.
+ * DJI's XMP (../dji-xmp.ts): the basics and the drone-dji values, signed.
  * FlightX/Y/ZSpeed are DJI's north, east and down speeds (m/s). CalibratedFocalLength and the
  * optical centre are in pixels (the renderer's pinhole: no distortion, centre of the image).
  */
@@ -157,20 +153,5 @@ function djiXmp(info: PhotoInfo): string {
     ['drone-dji:CalibratedOpticalCenterX', (camera.widthPx / 2).toFixed(3)],
     ['drone-dji:CalibratedOpticalCenterY', (camera.heightPx / 2).toFixed(3)],
   ];
-  return [
-    '<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d"?>',
-    '<x:xmpmeta xmlns:x="adobe:ns:meta/">',
-    ' <rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">',
-    '  <rdf:Description rdf:about="DJI Meta Data"',
-    '    xmlns:tiff="http://ns.adobe.com/tiff/1.0/"',
-    '    xmlns:exif="http://ns.adobe.com/exif/1.0/"',
-    '    xmlns:xmp="http://ns.adobe.com/xap/1.0/"',
-    '    xmlns:dc="http://purl.org/dc/elements/1.1/"',
-    '    xmlns:drone-dji="http://www.dji.com/drone-dji/1.0/"',
-    ...attributes.map(([name, value]) => `    ${name}="${escapeXml(value)}"`),
-    '  />',
-    ' </rdf:RDF>',
-    '</x:xmpmeta>',
-    '<?xpacket end="w"?>',
-  ].join('\n');
+  return djiXmpPacket(attributes);
 }

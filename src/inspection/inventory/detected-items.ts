@@ -19,7 +19,9 @@
 //   that centre less base_plate_location ({} without one), as by hand;
 // - the front face: the four of the box's eight corners furthest along the boresight, ordered
 //   top-left, top-right, bottom-right, bottom-left as seen from the front (as by-hand marks are);
-//   computation.corners_3d holds them, computation.box_corners_3d all eight;
+//   computation.corners_3d holds them, computation.box_corners_3d all eight, in the order of
+//   detection/orientation.ts cornersOf (bit 0 of the index: right, bit 1: top, bit 2: front; the
+//   console draws the edges between corners that differ in one bit);
 // - photo_id: the calibrated photo that sees the front face most squarely (the smallest angle
 //   between the boresight and the direction to the camera; those within SQUARE_TOLERANCE_DEG = 10°
 //   of the smallest count alike) and, of those, the closest, among the photos that see the front

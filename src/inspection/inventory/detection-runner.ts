@@ -1,6 +1,6 @@
 // runAntennaDetection: the cloud project's point cloud (LAS/LAZ bytes, in the output coordinate
 // system) -> the detector's outcome (detection/detection-types.ts) in that same system, computed
-// on a worker thread (detection-worker.ts), as the mesh loader and the dense stages keep their
+// on a worker thread (detection-worker.ts, through shared/worker-once.ts), as the mesh loader and the dense stages keep their
 // CPU-heavy work off the event loop: reading a dense cloud of millions of points and fitting the
 // tower and its equipment take seconds, which on the event loop would stall every other request.
 // The bytes are transferred to the worker (not copied when they own their ArrayBuffer: the
@@ -10,8 +10,8 @@
 // the time limit) rejects with DetectionFailure, whose message is in words for inventory_reason.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import type { DetectionOutcome, Vec3 } from './detection/detection-types.ts';
+import { runWorkerOnce, transferableBytes, type WorkerOnceError } from '../../shared/worker-once.ts';
 
 /** The detection could not be done; `message` says why, for the person reviewing. */
 export class DetectionFailure extends Error {}
@@ -66,12 +66,9 @@ const EXTENSION = path.extname(fileURLToPath(import.meta.url));
 const WORKER = new URL(`./detection-worker${EXTENSION}`, import.meta.url);
 export const DETECTOR_MODULE = new URL(`./detection/detect-antennas${EXTENSION}`, import.meta.url);
 
-export function runAntennaDetection(input: DetectionRunInput, options: DetectionRunOptions = {}): Promise<DetectionRun> {
+export async function runAntennaDetection(input: DetectionRunInput, options: DetectionRunOptions = {}): Promise<DetectionRun> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_DETECTION_TIMEOUT_MS;
-  // A Buffer that is a slice of a larger ArrayBuffer (Node's pool for small buffers) is copied into one of its own, which can be transferred.
-  const data = input.cloud;
-  const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength && !(data.buffer instanceof SharedArrayBuffer);
-  const bytes = whole ? new Uint8Array(data.buffer as ArrayBuffer) : new Uint8Array(data);
+  const bytes = transferableBytes(input.cloud);
   const workerData: DetectionWorkerData = {
     data: bytes,
     assetXY: input.assetXY,
@@ -79,37 +76,19 @@ export function runAntennaDetection(input: DetectionRunInput, options: Detection
     gridConvergenceDeg: input.gridConvergenceDeg,
     detectorModule: (options.detectorModule ?? DETECTOR_MODULE).href,
   };
-  return new Promise<DetectionRun>((resolve, reject) => {
-    let worker: Worker;
-    try {
-      worker = new Worker(WORKER, { workerData, transferList: [bytes.buffer as ArrayBuffer] });
-    } catch (err) {
-      reject(new DetectionFailure(`the detection worker did not start (${err instanceof Error ? err.message : String(err)})`));
-      return;
-    }
-    let settled = false;
-    const settle = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      fn();
-      void worker.terminate();
-    };
-    const timer = setTimeout(() => settle(() => reject(new DetectionFailure(`the detection did not finish within ${Math.round(timeoutMs / 1000)} s`))), timeoutMs);
-    worker.once('message', (reply: DetectionWorkerReply) =>
-      settle(() => {
-        if ('error' in reply) {
-          reject(new DetectionFailure(reply.stage === 'detect' ? `the detector failed: ${reply.error}` : reply.error));
-          return;
-        }
-        const k = input.unitFactor;
-        const back = (p: Vec3): Vec3 => [p[0] / k + reply.origin[0], p[1] / k + reply.origin[1], p[2] / k + reply.origin[2]];
-        resolve({ outcome: moveOutcome(reply.outcome, back), points: reply.points, readSeconds: reply.readSeconds, detectSeconds: reply.detectSeconds });
-      }),
+  let reply: DetectionWorkerReply;
+  try {
+    reply = await runWorkerOnce<DetectionWorkerReply>(WORKER, workerData, [bytes.buffer], timeoutMs);
+  } catch (err) {
+    const e = err as WorkerOnceError;
+    throw new DetectionFailure(
+      e.kind === 'timeout' ? `the detection did not finish within ${Math.round(timeoutMs / 1000)} s` : e.kind === 'start' ? `the detection worker did not start (${e.message})` : e.kind === 'exit' ? `the detection worker ${e.message}` : `the detection worker failed: ${e.message}`,
     );
-    worker.once('error', (err) => settle(() => reject(new DetectionFailure(`the detection worker failed: ${err.message}`))));
-    worker.once('exit', (code) => settle(() => reject(new DetectionFailure(`the detection worker exited with code ${code}`))));
-  });
+  }
+  if ('error' in reply) throw new DetectionFailure(reply.stage === 'detect' ? `the detector failed: ${reply.error}` : reply.error);
+  const [k, origin] = [input.unitFactor, reply.origin];
+  const back = (p: Vec3): Vec3 => [p[0] / k + origin[0], p[1] / k + origin[1], p[2] / k + origin[2]];
+  return { outcome: moveOutcome(reply.outcome, back), points: reply.points, readSeconds: reply.readSeconds, detectSeconds: reply.detectSeconds };
 }
 
 /** The outcome with every position mapped by `f` (sizes, heights above the base and angles unchanged). */

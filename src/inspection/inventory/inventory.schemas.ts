@@ -95,7 +95,7 @@ export const Computation = Nullable(
       azimuth_reference: Type.String({ description: 'the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why)' }),
       confidence: Type.Optional(Type.Number({ description: 'detection: how well the box fits and how much of it the cloud holds, 0..1' })),
       points: Type.Optional(Type.Integer({ description: 'detection: points of the cloud in the item' })),
-      box_corners_3d: Type.Optional(Type.Array(Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), { description: "detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four)" })),
+      box_corners_3d: Type.Optional(Type.Array(Type.Object({ x: Type.Number(), y: Type.Number(), z: Type.Number() }), { description: "detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four); corner i lies on the box's right side when bit 0 of i is set, its top when bit 1 is, its front when bit 2 is, so corners whose indices differ in one bit share an edge" })),
     },
     { description: 'How coords_3d, azimuth, downtilt, plumb, width and height were found (an extension of the spec; null for items from before it).' },
   ),

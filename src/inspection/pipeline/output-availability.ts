@@ -4,7 +4,7 @@
 // GET /project/api/v3/capabilities/ (its public API, through the cloud client), with the reason
 // the engine's runs give. An option is unavailable when the engine of every processing_backend
 // (PROCESSING_BACKEND_ENGINES, else the cloud's default) cannot make it; clip_point_cloud too when
-// no point cloud can be made. The answer is kept a minute. A cloud that cannot be read (down, slow,
+// no point cloud can be made, and detect_antennas (the detector reads the point cloud). The answer is kept a minute. A cloud that cannot be read (down, slow,
 // an older version without the route) leaves the outputs enabled: the processing summary still
 // says what was not made and why.
 import type { Logger } from 'pino';
@@ -25,7 +25,10 @@ export function unavailableOutputOptions(capabilities: CloudCapabilities, backen
     const reasons = engines.map((engine) => engine!.outputs[output]);
     if (reasons.every((c) => c && !c.available)) unavailable[option] = [...new Set(reasons.map((c) => c!.reason ?? 'The engine cannot make it.'))].join(' ');
   }
-  if (unavailable.generate_point_cloud) unavailable.clip_point_cloud = `No point cloud to clip: ${unavailable.generate_point_cloud}`;
+  if (unavailable.generate_point_cloud) {
+    unavailable.clip_point_cloud = `No point cloud to clip: ${unavailable.generate_point_cloud}`;
+    unavailable.detect_antennas = `Antennas are found in the point cloud, and none can be made: ${unavailable.generate_point_cloud}`;
+  }
   return unavailable;
 }
 

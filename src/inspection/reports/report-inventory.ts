@@ -1,6 +1,6 @@
 // The report's inventory page (issue 30 §4): a table of the items with their geometry and how it
 // was found (inventory/inventory-geometry.ts: triangulated from the marks on N photos with its
-// residual, or entered by hand), then a top-down sketch of the items that have a position: each a
+// residual, entered by hand, or found in the point cloud by the antenna detection), then a top-down sketch of the items that have a position: each a
 // dot at its coords_3d (grid axes of the output system up and right) with an arrow along its
 // azimuth, a north arrow, a scale bar. Heights are above `computation.height_reference` (the asset's base plate
 // or the ground), named under the table.
@@ -58,7 +58,7 @@ export function drawInventory(doc: PDFKit.PDFDocument, items: InventoryItemRecor
   doc.moveDown(0.3).font('Helvetica').fontSize(8).fillColor('#555555');
   doc.text(
     latin(
-      `Azimuth: degrees clockwise from ${items.some((i) => i.computation?.azimuth_reference.startsWith('grid')) ? 'north (true north; grid north of the output coordinate system where it could not be found)' : 'true north'}, of the direction the item faces. Downtilt: degrees below the horizontal of that direction. Plumb: lean of the item's vertical axis within its front plane. Height of the item's centre above ${references.size ? [...references].map((r) => (r === 'base_plate_location' ? "the asset's base plate" : 'the ground at the asset')).join(' or ') : "the asset's base"}.`,
+      `Azimuth: degrees clockwise from ${items.some((i) => i.computation?.azimuth_reference.startsWith('grid')) ? 'north (true north; grid north of the output coordinate system where it could not be found)' : 'true north'}, of the direction the item faces. Downtilt: degrees below the horizontal of that direction. Plumb: lean of the item's vertical axis within its front plane. Height of the item's centre above ${references.size ? [...references].map((r) => (r === 'base_plate_location' ? "the asset's base plate" : r === 'detected_tower_base' ? 'the foot of the tower found in the point cloud' : 'the ground at the asset')).join(' or ') : "the asset's base"}.`,
     ),
     left,
   );
@@ -70,6 +70,7 @@ function howFound(item: InventoryItemRecord): string {
   const c = item.computation;
   if (!c) return item.source ? `from ${item.source}` : '';
   if (c.method === 'triangulation') return `triangulated from ${c.photos} photos, residual ${residualText(c.residual_m)}`;
+  if (c.method === 'detection') return `detected in the point cloud${c.confidence !== undefined ? `, confidence ${Math.round(c.confidence * 100)} %` : ''}`;
   return item.azimuth !== null || item.height !== null ? 'entered by hand' : 'no geometry';
 }
 

@@ -7,8 +7,9 @@ export type Route =
   | { name: 'asset'; id: number }
   | { name: 'upload'; id: number }
   | { name: 'processing'; id: number }
-  // type and severity: the annotation list's filter (lib/annotation-filters.ts reads them).
-  | { name: 'workspace'; id: number; tab: WorkspaceTab; photo?: number; annotation?: number; type?: string; severity?: string }
+  // type and severity: the annotation list's filter (lib/annotation-filters.ts reads them); item:
+  // an inventory item shown (its outline on the photo, its box in the 3D view).
+  | { name: 'workspace'; id: number; tab: WorkspaceTab; photo?: number; annotation?: number; item?: number; type?: string; severity?: string }
   | { name: 'allowance' }
   | { name: 'not-found'; path: string };
 
@@ -38,6 +39,7 @@ export function parseRoute(hash: string): Route {
       tab: (WORKSPACE_TABS as readonly string[]).includes(tab ?? '') ? (tab as WorkspaceTab) : 'photos',
       photo: int(query.get('photo')),
       annotation: int(query.get('annotation')),
+      ...(int(query.get('item')) ? { item: int(query.get('item')) } : {}),
       ...(query.get('type') ? { type: query.get('type')! } : {}),
       ...(query.get('severity') ? { severity: query.get('severity')! } : {}),
     };
@@ -65,7 +67,7 @@ export function routeHref(route: Route): string {
     case 'processing':
       return `#/inspections/${route.id}/processing`;
     case 'workspace':
-      return `#/inspections/${route.id}${q({ tab: route.tab === 'photos' ? undefined : route.tab, photo: route.photo, annotation: route.annotation, type: route.type, severity: route.severity })}`;
+      return `#/inspections/${route.id}${q({ tab: route.tab === 'photos' ? undefined : route.tab, photo: route.photo, annotation: route.annotation, item: route.item, type: route.type, severity: route.severity })}`;
     case 'allowance':
       return '#/allowance';
     case 'not-found':

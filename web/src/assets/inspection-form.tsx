@@ -15,6 +15,7 @@ const OPTIONS: readonly (readonly [ProcessingOption, string])[] = [
   ['generate_dsm', 'Generate DSM'],
   ['generate_ortho', 'Generate orthophoto'],
   ['detect_rust', 'Detect rust'],
+  ['detect_antennas', 'Detect antennas on the tower (1 equipment inventory)'],
   ['roof_segmentation', 'Roof segmentation'],
   ['is_video', 'Input is a video'],
 ];

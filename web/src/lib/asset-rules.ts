@@ -41,7 +41,7 @@ export function fromDateTimeLocal(value: string): string | null | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }
 
-/** The options the form offers; not `detect_antennas`, which the server refuses (no antenna detector on this installation). */
+/** The options the form offers: the spec's processing parameters. */
 export const PROCESSING_OPTIONS = [
   'generate_point_cloud',
   'clip_point_cloud',
@@ -49,6 +49,7 @@ export const PROCESSING_OPTIONS = [
   'generate_dsm',
   'generate_ortho',
   'detect_rust',
+  'detect_antennas',
   'roof_segmentation',
   'is_video',
 ] as const;

@@ -14,7 +14,7 @@ interface Words {
 
 const ALLOWANCE: Record<string, Words> = {
   projects: { name: 'Processing runs', one: 'processing run', explanation: 'One is used each time an inspection’s photos are processed into a 3D model and maps.' },
-  tower_inventory: { name: 'Equipment inventories', one: 'equipment inventory', explanation: 'Automatic listing of the antennas and boxes on a tower; not available on this installation.' },
+  tower_inventory: { name: 'Equipment inventories', one: 'equipment inventory', explanation: 'One is used when processing also finds the antennas and boxes on a tower in the 3D model (“Detect antennas”).' },
 };
 
 /** The allowance type's plain words; an unknown code keeps the API's name (or the code). */

@@ -334,12 +334,13 @@ export interface Spend {
 
 /**
  * What starting processing spends, as the server does it (InspectionService.process): 1 Projects
- * unit. Never Tower inventory: automatic antenna detection is not available on this installation,
- * so the server refuses `detect_antennas` and spends nothing for an older inspection carrying it.
+ * unit, and 1 Tower inventory unit when the inspection asks for `detect_antennas` (the automatic
+ * antenna detection).
  */
-export function processingCost(_parameters: Record<string, unknown> | null | undefined, balances: readonly Balance[]): { spends: Spend[]; blockedBy: string | undefined } {
+export function processingCost(parameters: Record<string, unknown> | null | undefined, balances: readonly Balance[]): { spends: Spend[]; blockedBy: string | undefined } {
   const balanceOf = (code: string) => balances.find((b) => b.allowance_type === code)?.balance ?? 0;
   const spends: Spend[] = [{ code: 'projects', label: allowanceWords('projects').name, amount: 1, balance: balanceOf('projects') }];
+  if (parameters?.detect_antennas === true) spends.push({ code: 'tower_inventory', label: allowanceWords('tower_inventory').name, amount: 1, balance: balanceOf('tower_inventory') });
   const short = spends.find((s) => s.balance < s.amount);
   const blockedBy = short ? `Not enough allowance: processing needs ${allowanceAmount(short.code, short.amount)} and ${short.balance} ${short.balance === 1 ? 'is' : 'are'} left. Ask your administrator for more.` : undefined;
   return { spends, blockedBy };

@@ -1,12 +1,14 @@
 // The inspection's inventory items (GET /v1/inspections/{id}/inventory/: the antennas, mounts and
-// boxes on the tower, entered by hand in the Photos tab, "Add inventory item") under the
-// annotation list, by kind with a count each, a filter by kind, each item opening its photo, with
-// its computed geometry and how it was computed. Shown only when there are items: most
+// boxes on the tower, entered by hand in the Photos tab, "Add inventory item", or found by the
+// automatic antenna detection, `detect_antennas`) under the annotation list, by kind with a count
+// each, a filter by kind, each item opening its photo with its outline (and a detected one its box
+// in the 3D view), with its computed geometry and how it was computed. Shown only when there are items: most
 // inspections have none, and an empty section would only be noise. Each item can be deleted, and
 // the review marked done (POST …/inventory/review_done/: additional status 5, docs/inspection-service.md).
 import { useMemo, useState } from 'react';
 import { api, unwrap, type Item } from '../api/client';
 import { routeHref } from '../app/routes';
+import { boxEdges } from '../lib/inventory-shapes';
 import { useLoad } from '../app/use-load';
 import { ErrorState } from '../components/states';
 import type { ApiProblem } from '../lib/api-problem';
@@ -44,6 +46,11 @@ export function geometryText(item: InventoryItem): string {
 export function howComputed(item: InventoryItem): string {
   const c = item.computation;
   if (!c) return item.source === 'manual' ? 'Entered by hand' : '';
+  if (c.method === 'detection') {
+    const base = c.height_reference === 'base_plate_location' ? "height above the asset's base plate" : 'height above the foot of the tower found in the cloud';
+    const found = [c.points !== undefined && `${c.points.toLocaleString()} points`, c.confidence !== undefined && `confidence ${Math.round(c.confidence * 100)} %`].filter(Boolean).join(', ');
+    return `Found by the automatic antenna detection in the point cloud${found ? ` (${found})` : ''}; ${base}; azimuth from true north. Check it on its photo.`;
+  }
   if (c.method !== 'triangulation') return item.azimuth !== null || item.height !== null ? 'Entered by hand' : 'Not marked on photos';
   const residual = c.residual_m === null ? '' : c.residual_m < 0.001 ? ', the photos agree within 1 mm' : `, the photos agree within ${Math.round(c.residual_m * 1000)} mm`;
   const reference =
@@ -91,7 +98,7 @@ export function InventoryList({ inspectionId }: { inspectionId: number }) {
   return (
     <section className="inventory-list" aria-labelledby="inventory-heading">
       <h2 id="inventory-heading">Equipment found on the asset ({items.length})</h2>
-      <p className="hint">The equipment marked in the photos (the inventory): each item opens the first photo it was marked on.</p>
+      <p className="hint">The equipment on the asset (the inventory), marked in the photos or found in the 3D model: each item opens the photo that shows it best, with its outline.</p>
       <label>
         Kind{' '}
         <select value={kind} onChange={(e) => setKind(e.target.value)}>
@@ -107,7 +114,7 @@ export function InventoryList({ inspectionId }: { inspectionId: number }) {
         {shown.map((item) => (
           <li key={item.id}>
             {item.photo_id ? (
-              <a href={routeHref({ name: 'workspace', id: inspectionId, tab: 'photos', photo: item.photo_id })}>
+              <a href={routeHref({ name: 'workspace', id: inspectionId, tab: 'photos', photo: item.photo_id, item: item.id })}>
                 #{item.number} {item.name || kindName(item.model_type)}
               </a>
             ) : (
@@ -121,6 +128,11 @@ export function InventoryList({ inspectionId }: { inspectionId: number }) {
             </span>
             <div className="inventory-geometry">{geometryText(item)}</div>
             {howComputed(item) && <div className="hint">How computed: {howComputed(item)}</div>}
+            {boxEdges(item) && (
+              <a className="inventory-3d-link" href={routeHref({ name: 'workspace', id: inspectionId, tab: '3d', item: item.id })} aria-label={`Show inventory item #${item.number} in 3D`}>
+                Show in 3D
+              </a>
+            )}{' '}
             <button type="button" className="link danger" onClick={() => remove(item)} aria-label={`Delete inventory item #${item.number}`}>
               Delete
             </button>

@@ -2,6 +2,8 @@
 // the annotation form (draw a rectangle → fill → save; select one → edit or delete). The address
 // carries the photo and the annotation (#/inspections/7?photo=12&annotation=3), so the 3D view can
 // open a photo at an annotation; an address with only the annotation opens that annotation's photo.
+// Inventory items projected on the photo are outlined (photos/item-outlines.tsx) and listed beside
+// it (photos/equipment-on-photo.tsx); the address's `item` selects one (and opens its photo).
 // Keys (not while typing in a field): ←/→, j/k, PageUp/PageDown other photos; D draw; Esc stop.
 import { formatPosition } from '../lib/map-geometry';
 import { useCallback, useEffect, useMemo, useState } from 'react';
@@ -16,6 +18,9 @@ import type { TabProps } from '../pages/workspace';
 import { useReadOnly } from '../share/read-only';
 import { AnnotationForm } from './photos/annotation-form';
 import { InventoryItemForm } from './photos/inventory-item-form';
+import { EquipmentOnPhoto } from './photos/equipment-on-photo';
+import type { InventoryItem } from './inventory-list';
+import { photoOutline } from '../lib/inventory-shapes';
 import { PhotoViewer } from './photos/photo-viewer';
 import { allPages } from './photos/all-pages';
 import { preview, previewUrl, type Preview } from './photos/previews';
@@ -38,15 +43,25 @@ export function PhotosTab({ inspection, route }: TabProps) {
     }),
     [inspection.id],
   );
+  // A share link's viewer: the photos and their annotations, nothing to draw, edit or delete, and
+  // no inventory (a share token does not read it).
+  const readOnly = useReadOnly();
+  const inventoryLoad = useLoad(
+    async () => ({
+      of: inspection.id,
+      items: readOnly ? [] : await allPages((page, page_size) => unwrap(api.GET('/v1/inspections/{id}/inventory/', { params: { path: { id: inspection.id }, query: { page, page_size } } })) as Promise<InventoryItem[]>),
+    }),
+    [inspection.id, readOnly],
+  );
   const cameras = { ...cameraLoad, data: cameraLoad.data?.of === inspection.id ? cameraLoad.data.items : undefined };
   const annotations = { ...annotationLoad, data: annotationLoad.data?.of === inspection.id ? annotationLoad.data.items : undefined };
+  const inventory = useMemo(() => (inventoryLoad.data?.of === inspection.id ? inventoryLoad.data.items : []), [inventoryLoad.data, inspection.id]);
   const list = cameras.data ?? [];
   const routed = route.annotation !== undefined ? annotations.data?.find((a) => a.id === route.annotation) : undefined;
-  const current = list.find((c) => c.photo_id === (route.photo ?? routed?.photo_id)) ?? list[0];
+  const routedItem = route.item !== undefined ? inventory.find((i) => i.id === route.item) : undefined;
+  const current = list.find((c) => c.photo_id === (route.photo ?? routed?.photo_id ?? routedItem?.photo_id ?? undefined)) ?? list[0];
   const index = current ? list.indexOf(current) : -1;
   const [drawing, setDrawing] = useState(false);
-  // A share link's viewer: the photos and their annotations, nothing to draw, edit or delete.
-  const readOnly = useReadOnly();
   const [draft, setDraft] = useState<Rect>();
   const [editing, setEditing] = useState(false);
   const [deleteProblem, setDeleteProblem] = useState<ApiProblem>();
@@ -109,6 +124,17 @@ export function PhotosTab({ inspection, route }: TabProps) {
     return () => window.removeEventListener('keydown', onKey);
   }, [list, index, show, readOnly]);
 
+  const outlined = useMemo(
+    () =>
+      current
+        ? inventory.flatMap((item) => {
+            const points = photoOutline(item, current.photo_id);
+            return points ? [{ item, points }] : [];
+          })
+        : [],
+    [inventory, current],
+  );
+  const showItem = (itemId: number) => navigate({ name: 'workspace', id: inspection.id, tab: 'photos', photo: current?.photo_id, item: itemId }, { replace: true });
   const onPhoto = useMemo(() => (annotations.data ?? []).filter((a) => current && a.photo_id === current.photo_id), [annotations.data, current]);
   const selected = onPhoto.find((a) => a.id === route.annotation);
   const countByPhoto = useMemo(() => {
@@ -182,6 +208,9 @@ export function PhotosTab({ inspection, route }: TabProps) {
                 ? { points: inventoryMarks.get(current.photo_id) ?? [], onPoint: (p) => setInventoryMarks(new Map(inventoryMarks).set(current.photo_id, [...(inventoryMarks.get(current.photo_id) ?? []), p])) }
                 : undefined
             }
+            // The selected item's outline says its name; the others their number (side by side, names overlap).
+            outlines={outlined.map(({ item, points }) => ({ id: item.id, label: item.id === route.item ? `#${item.number} ${item.name || item.model_type}` : `#${item.number}`, points, selected: item.id === route.item }))}
+            onSelectOutline={showItem}
             onDrawn={(rect) => {
               setDraft(rect);
               show(current.photo_id);
@@ -213,6 +242,7 @@ export function PhotosTab({ inspection, route }: TabProps) {
             onSaved={(item) => {
               setInventoryMarks(undefined);
               setDrawing(false);
+              inventoryLoad.reload();
               setInventorySaved(`Inventory item #${item.number} saved: the Annotations tab lists it with its geometry.`);
             }}
             onCancel={() => {
@@ -303,6 +333,7 @@ export function PhotosTab({ inspection, route }: TabProps) {
                 {deleteProblem.message}
               </p>
             )}
+            <EquipmentOnPhoto inspectionId={inspection.id} items={outlined.map((o) => o.item)} selectedId={route.item} onSelect={showItem} />
           </>
         )}
       </aside>

@@ -9,6 +9,8 @@
 // The PLY files download and decode in Web Workers (viewer3d/load-ply.ts): the page stays live
 // while a cloud of millions of points arrives. A cloud larger than the budget (POINT_BUDGET) is
 // thinned by taking every k-th point (lib/ply.ts says why that is even enough).
+// Detected inventory items (the antenna detection) are drawn as boxes (viewer3d/item-boxes.ts) with
+// a label that opens the item on its photo; the address's `item` selects one and looks at it.
 import { useEffect, useRef, useState } from 'react';
 import { api, unwrap, type Annotation, type Camera } from '../api/client';
 import { navigate } from '../app/navigation';
@@ -20,6 +22,10 @@ import { offsetFromComments, type PlyCloud, type PlyMesh } from '../lib/ply';
 import type { TabProps } from '../pages/workspace';
 import { useReadOnly } from '../share/read-only';
 import { loadPlyCloud, loadPlyMesh } from './viewer3d/load-ply';
+import { itemBoxes } from './viewer3d/item-boxes';
+import { allPages } from './photos/all-pages';
+import type { InventoryItem } from './inventory-list';
+import { boxCentre, boxEdges } from '../lib/inventory-shapes';
 import { InspectionScene, type SceneCamera, type Show, type Vec3 } from './viewer3d/scene';
 
 type Mode = 'view' | 'Point' | 'LineString' | 'Polygon';
@@ -44,7 +50,20 @@ interface Loaded {
   meshProblem?: string;
   cameras: SceneCamera[];
   annotations: (Annotation & { coords_3d: { x: number; y: number; z: number } })[];
+  /** Inventory items with a box (detected ones). */
+  items: { id: number; label: string; short: string; edges: [Vec3, Vec3][]; centre: Vec3; size: number; photo: number | null }[];
   photoIds: Map<string, number>;
+}
+
+interface Marker {
+  kind: 'annotation' | 'item';
+  id: number;
+  label: string;
+  /** What the marker shows when it is not selected (the label is its accessible name). */
+  short?: string;
+  x: number;
+  y: number;
+  photo: number | null;
 }
 
 interface CalibratedCamera {
@@ -61,7 +80,7 @@ const SHOW_LABELS: [Show, string][] = [
   ['both', 'Both'],
 ];
 
-export function Viewer3dTab({ inspection }: TabProps) {
+export function Viewer3dTab({ inspection, route }: TabProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const sceneRef = useRef<InspectionScene>(null);
   const [data, setData] = useState<Loaded | null>();
@@ -70,7 +89,7 @@ export function Viewer3dTab({ inspection }: TabProps) {
   const [snapped, setSnapped] = useState<'mesh' | 'cloud' | 'none'>('none');
   const hover = useRef<{ x: number; y: number } | null>(null);
   const hoverFrame = useRef(0);
-  const [markers, setMarkers] = useState<{ id: number; label: string; x: number; y: number; photo: number }[]>([]);
+  const [markers, setMarkers] = useState<Marker[]>([]);
   const [mode, setMode] = useState<Mode>('view');
   const [draft, setDraft] = useState<Point3[]>([]);
   const [name, setName] = useState('');
@@ -90,13 +109,15 @@ export function Viewer3dTab({ inspection }: TabProps) {
       if (!plyUrl && !meshUrl) return null;
       const calibratedUrl = outputs.find((o) => o.output_type === 'calibrated_camera_parameters_json')?.url;
       let meshProblem: string | undefined;
-      const [cloud, mesh, calibrated, cameras, annotations] = await Promise.all([
+      const [cloud, mesh, calibrated, cameras, annotations, inventory] = await Promise.all([
         plyUrl ? loadPlyCloud(plyUrl, pointBudget()) : null,
         // The view stands without the mesh: its failure is said, not thrown.
         meshUrl ? loadPlyMesh(meshUrl).catch((err: ApiProblem) => ((meshProblem = err.message), null)) : null,
         calibratedUrl ? fetch(calibratedUrl).then((r) => (r.ok ? r.json() : null)) : null,
         unwrap(api.GET('/v1/inspections/{id}/cameras/', { params: { path: { id: inspection.id } } })),
         unwrap(api.GET('/v1/inspections/{id}/annotations/', { params: { path: { id: inspection.id } } })),
+        // A share token does not read the inventory.
+        readOnly ? [] : allPages((page, page_size) => unwrap(api.GET('/v1/inspections/{id}/inventory/', { params: { path: { id: inspection.id }, query: { page, page_size } } })) as Promise<InventoryItem[]>),
       ]);
       if (!cloud && !mesh) throw new ApiProblem(0, {}, 'unreadable', meshProblem ?? 'The mesh cannot be read.');
       const photoIds = new Map((asPage(cameras).results as Camera[]).map((c) => [c.filename, c.photo_id]));
@@ -111,6 +132,13 @@ export function Viewer3dTab({ inspection }: TabProps) {
         meshProblem,
         cameras: sceneCameras,
         annotations: (asPage(annotations).results as Annotation[]).filter((a): a is Loaded['annotations'][number] => !!a.coords_3d),
+        items: inventory.flatMap((item) => {
+          const edges = boxEdges(item);
+          const centre = boxCentre(item);
+          if (!edges || !centre) return [];
+          const size = Math.max(...edges.map(([a, b]) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2])));
+          return [{ id: item.id, label: `#${item.number} ${item.name || item.model_type}`, short: `#${item.number}`, edges, centre, size, photo: item.photo_id }];
+        }),
         photoIds,
       } satisfies Loaded;
     })().then(
@@ -120,7 +148,7 @@ export function Viewer3dTab({ inspection }: TabProps) {
     return () => {
       cancelled = true;
     };
-  }, [inspection.id]);
+  }, [inspection.id, readOnly]);
 
   // Build the scene once the data is there.
   useEffect(() => {
@@ -135,12 +163,16 @@ export function Viewer3dTab({ inspection }: TabProps) {
     const positions = data.annotations.map((a) => [a.coords_3d.x, a.coords_3d.y, a.coords_3d.z] as Vec3);
     scene.setMarkers(positions);
     scene.onRender = () => {
-      setMarkers(
-        data.annotations.flatMap((a, i) => {
+      setMarkers([
+        ...data.annotations.flatMap((a, i) => {
           const p = scene.project(positions[i]);
-          return p ? [{ id: a.id, label: `#${a.number} ${a.type}`, x: p.x, y: p.y, photo: a.photo_id }] : [];
+          return p ? [{ kind: 'annotation' as const, id: a.id, label: `#${a.number} ${a.type}`, x: p.x, y: p.y, photo: a.photo_id }] : [];
         }),
-      );
+        ...data.items.flatMap((item) => {
+          const p = scene.project(item.centre);
+          return p ? [{ kind: 'item' as const, id: item.id, label: item.label, short: item.short, x: p.x, y: p.y, photo: item.photo }] : [];
+        }),
+      ]);
     };
     const onResize = () => scene.resize();
     const observer = new ResizeObserver(onResize);
@@ -153,6 +185,16 @@ export function Viewer3dTab({ inspection }: TabProps) {
       sceneRef.current = null;
     };
   }, [data]);
+
+  // The detected items' boxes, the selected one (the address's `item`) looked at.
+  useEffect(() => {
+    const scene = sceneRef.current;
+    if (!data || !scene || data.items.length === 0) return;
+    const remove = scene.addOverlay(itemBoxes(data.items.map((item) => ({ edges: item.edges, selected: item.id === route.item })), (p) => scene.local(p)));
+    const selected = data.items.find((item) => item.id === route.item);
+    if (selected) scene.focus(selected.centre, Math.max(6, selected.size * 5));
+    return remove;
+  }, [data, route.item]);
 
   useEffect(() => sceneRef.current?.setMeasurements([], mode === 'Polygon' && draft.length > 2 ? closeRing(draft) : draft), [draft, mode]);
   useEffect(() => sceneRef.current?.show(show), [show, data]);
@@ -233,7 +275,8 @@ export function Viewer3dTab({ inspection }: TabProps) {
         <span>
           {data.cloud && <>{counted(data.cloud.count, 'point')}{data.cloud.count < data.cloud.fileCount && ` of ${data.cloud.fileCount.toLocaleString()}`} · </>}
           {data.mesh && <>{counted(data.mesh.faceCount, 'face')} · </>}
-          {counted(data.cameras.length, 'camera')} · {counted(data.annotations.length, 'annotation')} in 3D
+          {counted(data.cameras.length, 'camera')} · {counted(data.annotations.length, 'annotation')}
+          {data.items.length > 0 && <> · {counted(data.items.length, 'detected item')}</>} in 3D
         </span>
         {data.cloud && data.mesh && (
           <span role="group" aria-label="Show">
@@ -274,23 +317,39 @@ export function Viewer3dTab({ inspection }: TabProps) {
           data-show={data.cloud && data.mesh ? show : data.mesh ? 'mesh' : 'cloud'}
           data-snap={snapped}
           data-markers={data.annotations.length}
+          data-item-boxes={data.items.length}
           onPointerDown={onPointerDown}
           onPointerMove={onPointerMove}
           onPointerUp={onPointerUp}
         />
-        {markers.map((m) => (
-          <button
-            key={m.id}
-            type="button"
-            className="marker-3d"
-            style={{ left: m.x, top: m.y }}
-            data-annotation-id={m.id}
-            aria-label={`Annotation ${m.label}: open its photo`}
-            onClick={() => navigate({ name: 'workspace', id: inspection.id, tab: 'photos', photo: m.photo, annotation: m.id })}
-          >
-            {m.label}
-          </button>
-        ))}
+        {markers.map((m) =>
+          m.kind === 'annotation' ? (
+            <button
+              key={`a${m.id}`}
+              type="button"
+              className="marker-3d"
+              style={{ left: m.x, top: m.y }}
+              data-annotation-id={m.id}
+              aria-label={`Annotation ${m.label}: open its photo`}
+              onClick={() => navigate({ name: 'workspace', id: inspection.id, tab: 'photos', photo: m.photo ?? undefined, annotation: m.id })}
+            >
+              {m.label}
+            </button>
+          ) : (
+            <button
+              key={`i${m.id}`}
+              type="button"
+              className={`marker-3d item-marker${m.id === route.item ? ' selected' : ''}`}
+              style={{ left: m.x, top: m.y }}
+              data-item-id={m.id}
+              aria-label={`Inventory item ${m.label}: ${m.photo ? 'open it on its photo' : 'no photo shows it whole'}`}
+              disabled={!m.photo}
+              onClick={() => m.photo && navigate({ name: 'workspace', id: inspection.id, tab: 'photos', photo: m.photo, item: m.id })}
+            >
+              {m.id === route.item ? m.label : m.short}
+            </button>
+          ),
+        )}
       </div>
       {data.meshProblem && (
         <p className="form-errors" role="alert">

@@ -13,7 +13,8 @@
 //
 // all.zip entries -> outputs: odm_orthophoto/odm_orthophoto.tif -> `ortho_rgb`; odm_dem/dsm.tif ->
 // `dsm` (odm_dem/dtm.tif -> `dtm` when the options made one); odm_georeferencing/
-// odm_georeferenced_model.laz -> `point_cloud`; odm_texturing/* zipped -> `3d_mesh_obj_zip`;
+// odm_georeferenced_model.laz -> `point_cloud` (and a PLY copy, `point_cloud_ply`, for the 3D
+// view: point-cloud-ply.ts); odm_texturing/* zipped -> `3d_mesh_obj_zip`;
 // odm_report/shots.geojson + cameras.json -> `calibrated_camera_parameters_json` (odm-results.ts);
 // a JSON `quality_report` (images calibrated, ODM's odm_report/stats.json, the coordinate system)
 // and odm_report/report.pdf -> `quality_report_pdf`; task_output.txt -> `processing_log`. What
@@ -37,6 +38,7 @@ import { EngineError, type EngineInput, type EngineResult, type OutputType, type
 import { NodeOdmClient, NodeOdmRefusal, NodeOdmTransportError, TASK_STATUS, type NodeOdmInfo, type NodeOdmTaskInfo } from './nodeodm-client.ts';
 import { acceptedOptions, NODEODM_CAPABILITIES, odmOptionsFor } from './odm-options.ts';
 import { calibratedFromOdm, parseShots } from './odm-results.ts';
+import { writePlyCopy } from './point-cloud-ply.ts';
 
 export interface NodeOdmEngineOptions {
   url: string;
@@ -305,11 +307,19 @@ export class NodeOdmEngine implements PhotogrammetryEngine {
     await input.store.putObject(input.bucket, reportKey, Buffer.from(JSON.stringify(report, null, 2)), { contentType: 'application/json' });
     outputs.push({ outputType: 'quality_report', key: reportKey });
 
+    // The cloud as PLY too, for the 3D view (point-cloud-ply.ts).
+    const cloudOutput = outputs.find((o) => o.outputType === 'point_cloud');
+    const plyProblem = cloudOutput ? await writePlyCopy(input.store, input.bucket, cloudOutput.key, `${prefix}point_cloud.ply`, calibratedInfo?.epsg ? `EPSG:${calibratedInfo.epsg}` : input.outputCrs.name) : null;
+    if (cloudOutput && !plyProblem) outputs.push({ outputType: 'point_cloud_ply', key: `${prefix}point_cloud.ply` });
+
     const produced = new Set(outputs.map((o) => o.outputType));
     const expected: OutputType[] = ['point_cloud', '3d_mesh_obj_zip', 'dsm', 'ortho_rgb', 'calibrated_camera_parameters_json'];
     return {
       outputs,
-      notAvailable: expected.filter((t) => !produced.has(t)).map((outputType) => ({ outputType, reason: 'The processing node did not produce it (see the processing log and the pipeline\'s ODM options).' })),
+      notAvailable: [
+        ...expected.filter((t) => !produced.has(t)).map((outputType) => ({ outputType, reason: 'The processing node did not produce it (see the processing log and the pipeline\'s ODM options).' })),
+        ...(plyProblem ? [{ outputType: 'point_cloud_ply' as const, reason: plyProblem }] : []),
+      ],
     };
   }
 }

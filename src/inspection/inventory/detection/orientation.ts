@@ -30,7 +30,11 @@ export function orientationOf(shape: Pick<FittedShape, 'front' | 'up'>, gridConv
   return { azimuthDeg: normaliseDeg(gridAzimuth + gridConvergenceDeg), downtiltDeg, plumbDeg };
 }
 
-/** The box's eight corners (dish: of its bounding box), moved by `offset` (local to input frame). */
+/**
+ * The box's eight corners (dish: of its bounding box), moved by `offset` (local to input frame).
+ * Corner i is on the right side when bit 0 of i is set, the top when bit 1 is, the front when bit 2
+ * is: an order the API publishes (computation.box_corners_3d) and the console draws edges by.
+ */
 export function cornersOf(shape: Pick<FittedShape, 'centre' | 'front' | 'up' | 'right' | 'width' | 'height' | 'depth'>, offset: Vec3): Vec3[] {
   const out: Vec3[] = [];
   for (const f of [-1, 1]) {

@@ -8,12 +8,13 @@
 // Zoomed in past the large preview's pixels, the original is loaded in its place.
 // A corner mode (`corners`, the inventory's "Add inventory item"): each click places the next of
 // a face's four corners (top-left, top-right, bottom-right, bottom-left), drawn as a polygon;
-// Shift+drag still pans.
+// Shift+drag still pans. Inventory items projected on the photo are outlined (item-outlines.tsx).
 import { severityName } from '../../lib/severity';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type PointerEvent as ReactPointerEvent } from 'react';
 import { clientToPhoto, coords2dToRect, isUsableRect, rectFromCorners, zoomAbout, type Point, type Rect } from '../../lib/rect-coords';
 import type { Preview } from './previews';
 import { useReadOnly } from '../../share/read-only';
+import { OutlineLabels, OutlinePolygons, type ItemOutline } from './item-outlines';
 
 /** Corners placed on this photo (0 to 4, in photo fractions) and where the next click goes. */
 export interface CornerMarking {
@@ -55,6 +56,8 @@ export function PhotoViewer({
   onDrawn,
   onSelect,
   corners,
+  outlines = [],
+  onSelectOutline = () => undefined,
 }: {
   /** The large preview: its URL and size in pixels. */
   photo: Preview | undefined;
@@ -70,6 +73,8 @@ export function PhotoViewer({
   onDrawn: (rect: Rect) => void;
   onSelect: (id: number) => void;
   corners?: CornerMarking;
+  outlines?: ItemOutline[];
+  onSelectOutline?: (itemId: number) => void;
 }) {
   const frame = useRef<HTMLDivElement>(null);
   const image = useRef<HTMLImageElement>(null);
@@ -343,6 +348,7 @@ export function PhotoViewer({
                   </rect>
                 );
               })}
+              <OutlinePolygons outlines={outlines} onSelect={onSelectOutline} disabled={drawing || !!corners} />
               {corners && corners.points.length > 0 && (
                 <g className="inventory-corners" data-testid="inventory-corners">
                   <polygon points={corners.points.map((p) => `${p.x},${p.y}`).join(' ')} className="annotation-rect draft" />
@@ -353,6 +359,7 @@ export function PhotoViewer({
               )}
               {shown && <rect x={shown.x0} y={shown.y0} width={shown.x1 - shown.x0} height={shown.y1 - shown.y0} className="annotation-rect draft" />}
             </svg>
+            <OutlineLabels outlines={outlines} scale={view.scale} />
             {annotations.map((a) => {
               const r = coords2dToRect(a.coords);
               if (!r) return null;

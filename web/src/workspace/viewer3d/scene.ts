@@ -3,7 +3,9 @@
 // oriented by their rotation, snapping the pointer to the surface for measurements, and a
 // projection of 3D positions to the screen (for the DOM markers of annotations). Everything is in
 // the output coordinate system (metres, x east, y north, z up) minus `centre`, so float32 keeps
-// millimetres. Loaded on demand with the 3D tab only.
+// millimetres. Loaded on demand with the 3D tab only. Past 350 lines: one class owns the renderer,
+// the controls and the adaptive detail, which work on each other's state; what is drawn over the
+// model is built elsewhere (item-boxes.ts) and added with addOverlay.
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
 import type { PlyCloud, PlyMesh } from '../../lib/ply';
@@ -153,6 +155,25 @@ export class InspectionScene {
     this.requestRender();
   }
 
+  /** Something drawn over the model, built in scene coordinates (local()); returns its removal. */
+  addOverlay(object: THREE.Object3D): () => void {
+    this.overlay.add(object);
+    this.requestRender();
+    return () => {
+      this.overlay.remove(object);
+      this.requestRender();
+    };
+  }
+
+  /** Looks at an absolute point from the south-east, above, at `distance`. */
+  focus(p: Vec3, distance: number): void {
+    const target = this.local(p);
+    this.controls.target.copy(target);
+    this.camera.position.copy(target).add(new THREE.Vector3(0.6, -0.9, 0.45).normalize().multiplyScalar(distance));
+    this.controls.update();
+    this.requestRender();
+  }
+
   /** Measurements drawn as lines through their absolute points. */
   setMeasurements(lines: Vec3[][], draft: Vec3[] = []): void {
     this.measureGroup.clear();
@@ -284,7 +305,7 @@ const REST_FRAME_MS = 1000;
 const FIRST_MOVING_POINTS = 250_000;
 
 /** A colour written to the screen as these bytes (the renderer's output is not converted). */
-function asIs(hex: number): THREE.Color {
+export function asIs(hex: number): THREE.Color {
   return new THREE.Color().setRGB(((hex >> 16) & 255) / 255, ((hex >> 8) & 255) / 255, (hex & 255) / 255, THREE.LinearSRGBColorSpace);
 }
 
