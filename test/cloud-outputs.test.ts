@@ -121,13 +121,19 @@ describe('cloud outputs: result_type, reading results with the project\'s creden
       ortho: ['ortho_rgb'],
       dsm: ['dsm'],
       dtm: ['dtm'],
-      point_cloud: ['point_cloud'],
+      // The node's LAZ and its PLY copy for the 3D view (nodeodm/point-cloud-ply.ts).
+      point_cloud: ['point_cloud', 'point_cloud_ply'],
       '3d_mesh_obj': ['3d_mesh_obj_zip'],
       calibrated_camera_parameters: ['calibrated_camera_parameters_json'],
       quality_report: ['quality_report', 'quality_report_pdf'],
       mapper_log: ['processing_log'],
     });
-    assert.ok(outputs.every((o) => o.availability === 'done'), JSON.stringify(outputs.filter((o) => o.availability !== 'done')));
+    // This fake node's cloud is not a real LAZ: its PLY copy is listed not available, with why.
+    const ply = outputs.find((o) => o.output_type === 'point_cloud_ply');
+    assert.equal(ply?.availability, 'not available');
+    assert.match((ply as { note?: string } | undefined)?.note ?? '', /could not be read to copy it as PLY/);
+    const others = outputs.filter((o) => o.output_type !== 'point_cloud_ply');
+    assert.ok(others.every((o) => o.availability === 'done'), JSON.stringify(others.filter((o) => o.availability !== 'done')));
     // The demo client's filter finds exactly the orthophoto.
     const ortho = outputs.filter((o) => o.result_type === 'ortho' && o.output_type === 'ortho_rgb');
     assert.equal(ortho.length, 1);
@@ -191,7 +197,7 @@ describe('cloud outputs: result_type, reading results with the project\'s creden
       console.log(`# boto3 demo pattern: result types ${Object.keys(result.by_result_type).sort().join(', ')}; downloaded ${result.downloaded.key} (${result.downloaded.size} bytes); write: ${JSON.stringify(result.refused_write)}`);
       assert.deepEqual(result.by_result_type.ortho, ['ortho_rgb']);
       assert.deepEqual(result.by_result_type.dsm, ['dsm']);
-      assert.deepEqual(result.by_result_type.point_cloud, ['point_cloud']);
+      assert.deepEqual(result.by_result_type.point_cloud, ['point_cloud', 'point_cloud_ply']);
       assert.deepEqual(result.by_result_type['3d_mesh_obj'], ['3d_mesh_obj_zip']);
       const expected = await bytesOf(system, odmProject.bucket_name, result.downloaded.key);
       assert.equal(result.downloaded.size, expected.length);

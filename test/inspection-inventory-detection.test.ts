@@ -29,6 +29,8 @@ import { assertNoServerErrors, waitFor } from './helpers/inspection-fixtures.ts'
 import { FAKE_ORIGIN, startFakeNodeOdm, type FakeNodeOdm, type FakeNodeResults } from './helpers/fake-nodeodm.ts';
 import { odmShots, parkCloud, sampledCloud, scenePhotos, towerScene, type TowerScene } from './helpers/tower-scene.ts';
 import { runAntennaDetection, type DetectionRun, type DetectionRunner } from '../src/inspection/inventory/detection-runner.ts';
+import { ApiError } from '../src/infra/http/errors.ts';
+import { sql } from 'kysely';
 
 /** Degrees a detected panel's azimuth may be off the truth. */
 const AZIMUTH_TOLERANCE = 3;
@@ -284,6 +286,29 @@ describe('antenna detection (detect_antennas) through the API, on a generated to
       assert.ok((await account.client.cameras(done.id)).length > 0);
       const outputs = await account.client.expect(200, 'GET', `/v1/inspections/${done.id}/outputs/`);
       assert.ok(outputs.some((o: any) => o.output_type === 'point_cloud'), 'the point cloud stays an output');
+    } finally {
+      system.inspection.antennaDetection.runner = detector;
+    }
+  });
+
+  it('a cloud that stays unreachable: the job is retried (2 kept), and its last attempt ends in 7 in words, not 2 for good', async () => {
+    // The detection of an inspection processed above, run again as pg-boss runs the job: a first
+    // attempt and a last one, failing as an outage of the cloud service does (a 503).
+    const { inspection } = detected;
+    const outage = new ApiError(503, 'service_unavailable', 'The cloud processing service is unreachable (fetch failed).');
+    system.inspection.antennaDetection.runner = async () => {
+      throw outage;
+    };
+    const status = (await account.client.getInspection(inspection.id)).status;
+    try {
+      await sql`update inspection.inspections set additional_statuses = jsonb_set(additional_statuses, '{inventory}', '2') where id = ${inspection.id}`.execute(system.inspection.db);
+      await assert.rejects(system.inspection.antennaDetection.run(inspection.id, { retryCount: 0, last: false }), (err) => err === outage, 'thrown for pg-boss to retry');
+      assert.equal((await account.client.getInspection(inspection.id)).additional_statuses.inventory, 2, 'still detecting while a retry is due');
+      await system.inspection.antennaDetection.run(inspection.id, { retryCount: 5, last: true });
+      const after = await account.client.getInspection(inspection.id);
+      assert.equal(after.additional_statuses.inventory, 7);
+      assert.equal(after.additional_statuses.inventory_reason, 'The automatic antenna detection failed: the cloud service or the storage could not be reached after 6 attempts (The cloud processing service is unreachable (fetch failed)); retry the inspection to run it again.');
+      assert.equal(after.status, status, 'the inspection\'s own status untouched');
     } finally {
       system.inspection.antennaDetection.runner = detector;
     }

@@ -220,7 +220,7 @@ export class InspectionModule {
       'inspection.clip-point-cloud': { handler: ({ inspectionId }) => this.pipeline.clipPointCloud(inspectionId), concurrency: 1 },
       'inspection.detect-rust': { handler: ({ inspectionId }) => this.rust.run(inspectionId), concurrency: 1 },
       // One at a time: a dense cloud is read whole and searched on a worker thread (detection-runner.ts).
-      'inspection.detect-antennas': { handler: ({ inspectionId }) => this.antennaDetection.run(inspectionId), concurrency: 1 },
+      'inspection.detect-antennas': { handler: ({ inspectionId }, attempt) => this.antennaDetection.run(inspectionId, attempt), concurrency: 1 },
       'inspection.prepare-retry': { handler: ({ inspectionId }) => this.retries.prepare(inspectionId), concurrency: 2 },
       'inspection.build-inputs-zip': { handler: ({ inspectionId }) => this.inputs.build(inspectionId), concurrency: 1, expireInSeconds: 6 * 3600 },
       'inspection.build-report': { handler: ({ inspectionId, requestedBy, locale }) => this.reports.build(inspectionId, requestedBy, locale), concurrency: 1 },

@@ -34,9 +34,17 @@ export const NOTIFY_BACKSTOP_SECONDS = 5;
 /** A delayed job's local wake-up comes this long after it is due (the send's own round trip). */
 const WAKE_MARGIN_MS = 50;
 
+/** Which run of a job this is: a handler whose failures are retried can settle for good on the last one. */
+export interface JobAttempt {
+  /** 0 on the first run, then one more each time pg-boss runs the job again. */
+  retryCount: number;
+  /** A failure of this run is not retried (the job's retryLimit is reached). */
+  last: boolean;
+}
+
 export type JobHandlers<C extends JobCatalogue> = {
   [N in keyof C]: {
-    handler: (data: C[N]) => Promise<void>;
+    handler: (data: C[N], attempt: JobAttempt) => Promise<void>;
     /** Parallel jobs of this kind per process. */
     concurrency?: number;
     /**
@@ -151,7 +159,7 @@ export class JobQueue {
             const log = this.options.logger.child({ job: name, jobId: job.id });
             log.debug('job started');
             try {
-              await definition.handler(job.data);
+              await definition.handler(job.data, { retryCount: job.retryCount, last: job.retryCount >= (definition.retryLimit ?? 5) });
               log.debug('job done');
             } catch (err) {
               log.warn({ err }, 'job failed; pg-boss retries it');

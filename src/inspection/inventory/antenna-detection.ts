@@ -21,14 +21,15 @@
 //     (inventory-statuses.ts inventorySettledBy).
 // The inspection's other results are never touched: status stays 7, the cameras, outputs and
 // annotations as they were. Storage, cloud and database outages fail the job for pg-boss to retry
-// it (2 -> 2 is a listed move); anything else ends in 7 with its message.
+// it (2 -> 2 is a listed move), and on its last attempt end in 7 with the outage in words (never
+// left at 2 for good); anything else ends in 7 with its message.
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { InspectionRow, InspectionTables } from '../inspection.tables.ts';
 import { CAMERA_COLUMNS } from '../inspection.tables.ts';
 import type { InspectionRepository } from '../inspections/inspection.repository.ts';
 import type { CloudClient } from '../cloud-client/cloud-client.ts';
-import type { JobQueue } from '../../infra/jobs/job-queue.ts';
+import type { JobAttempt, JobQueue } from '../../infra/jobs/job-queue.ts';
 import type { InspectionJobs } from '../inspection.jobs.ts';
 import type { FileStore } from '../storage/inspection-files.ts';
 import { readStoredObject, type CameraCalibration, type OutputCrs, type Reconstruction } from '../pipeline/reconstruction.ts';
@@ -73,8 +74,8 @@ export class AntennaDetection {
     private readonly logger: Logger,
   ) {}
 
-  /** The `inspection.detect-antennas` job. */
-  async run(inspectionId: number): Promise<void> {
+  /** The `inspection.detect-antennas` job; `attempt`: which run of it (an outage on the last one ends in 7). */
+  async run(inspectionId: number, attempt: JobAttempt = { retryCount: 0, last: false }): Promise<void> {
     const S = InventoryStatus;
     if (!(await this.inspections.inventoryTransition(inspectionId, S.Detecting, undefined, { from: [S.DetectionPending, S.Detecting] }))) return;
     const inspection = await this.inspections.find(inspectionId);
@@ -84,9 +85,11 @@ export class AntennaDetection {
     try {
       ending = await this.detect(inspection, log);
     } catch (err) {
-      if (transient(err)) throw err; // pg-boss retries the job
-      const message = err instanceof DetectionFailure ? err.message : `an unexpected error (${err instanceof Error ? err.message : String(err)})`;
-      if (!(err instanceof DetectionFailure)) log.error({ err }, 'antenna detection failed');
+      if (transient(err) && !attempt.last) throw err; // pg-boss retries the job
+      const text = err instanceof Error ? err.message : String(err);
+      const message =
+        err instanceof DetectionFailure ? err.message : transient(err) ? `the cloud service or the storage could not be reached after ${attempt.retryCount + 1} attempts (${text.replace(/\.$/, '')}); retry the inspection to run it again` : `an unexpected error (${text})`;
+      if (!(err instanceof DetectionFailure)) log.error({ err, attempt }, 'antenna detection failed');
       ending = { status: S.DetectionError, reason: sentence(`The automatic antenna detection failed: ${message}`) };
     }
     await this.db.transaction().execute(async (trx) => {

@@ -5002,7 +5002,7 @@ export interface paths {
                             computation: {
                                 /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                 azimuth_reference: string;
-                                /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four) */
+                                /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four); corner i lies on the box's right side when bit 0 of i is set, its top when bit 1 is, its front when bit 2 is, so corners whose indices differ in one bit share an edge */
                                 box_corners_3d?: {
                                     x: number;
                                     y: number;
@@ -5086,7 +5086,7 @@ export interface paths {
                                 computation: {
                                     /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                     azimuth_reference: string;
-                                    /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four) */
+                                    /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four); corner i lies on the box's right side when bit 0 of i is set, its top when bit 1 is, its front when bit 2 is, so corners whose indices differ in one bit share an edge */
                                     box_corners_3d?: {
                                         x: number;
                                         y: number;
@@ -5325,7 +5325,7 @@ export interface paths {
                             computation: {
                                 /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                 azimuth_reference: string;
-                                /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four) */
+                                /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four); corner i lies on the box's right side when bit 0 of i is set, its top when bit 1 is, its front when bit 2 is, so corners whose indices differ in one bit share an edge */
                                 box_corners_3d?: {
                                     x: number;
                                     y: number;
@@ -5690,7 +5690,7 @@ export interface paths {
                             computation: {
                                 /** @description the north the azimuth is measured from: true north (with the meridian convergence applied) or grid north (and why) */
                                 azimuth_reference: string;
-                                /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four) */
+                                /** @description detection: the fitted box's eight corners, output coordinate system (corners_3d: its front face's four); corner i lies on the box's right side when bit 0 of i is set, its top when bit 1 is, its front when bit 2 is, so corners whose indices differ in one bit share an edge */
                                 box_corners_3d?: {
                                     x: number;
                                     y: number;
