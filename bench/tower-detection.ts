@@ -146,14 +146,17 @@ function rowsFor(label: string, results: CloudResult[]): Row[] {
   const towerH = summarise(results.map((r) => Math.abs(r.towerHeightErrPct)));
   const vert = summarise(results.map((r) => r.verticalityDeg));
   const ms = summarise(results.map((r) => r.ms));
-  const row = (metric: string, unit: string, value: number, target?: number, digits?: number): Row => ({
-    benchmark: label,
-    metric,
-    unit,
-    summary: summarise([value]),
-    ...(target !== undefined ? { target: `${metric.includes('recall') || metric.includes('precision') ? '>=' : '<='} ${target}`, met: metric.includes('recall') || metric.includes('precision') ? value >= target : value <= target } : {}),
-    ...(digits !== undefined ? {} : {}),
-  });
+  const row = (metric: string, unit: string, value: number, target?: number): Row => {
+    // Recall and precision are floors; every other figure is a ceiling.
+    const floor = metric.includes('recall') || metric.includes('precision');
+    return {
+      benchmark: label,
+      metric,
+      unit,
+      summary: summarise([value]),
+      ...(target !== undefined ? { target: `${floor ? '>=' : '<='} ${target}`, met: floor ? value >= target : value <= target } : {}),
+    };
+  };
   return [
     row(`panel recall (${matched.length}/${truePanels})`, '', recall, TARGETS.recall),
     row(`panel precision (${matched.length}/${found})`, '', precision, TARGETS.precision),
