@@ -5,12 +5,15 @@
 // - with DATABASE_URL (PostgreSQL): the files whose outcome can depend on the database kind; the
 //   others ran in the PGlite pass (TEST_ALL=1 runs them here too);
 // - --quick: the unit tests that open no database (but the slow ones) and the API surface.
-// Explicit file arguments run just those files. Each run ends with its slowest files
-// (test/helpers/slowest-files-reporter.ts) and its wall time.
+// Explicit file arguments run just those files. The type check (`npm run typecheck`) runs first
+// unless --no-typecheck (CI runs it once, then both passes side by side). Each run ends with its
+// slowest files (test/helpers/slowest-files-reporter.ts) and its wall time.
 // Files start slowest first (by test/test-timings.json, a CI run's seconds per file; files it does
 // not name after them, alphabetically): with two at a time, a long file started last would run
 // alone at the end while the other slot idles.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { run } from 'node:test';
@@ -20,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { API_SURFACE, HEAVY, NO_DATABASE, RUN_ONCE } from '../test/test-passes.ts';
 import { slowestFirst } from '../test/helpers/test-order.ts';
 import slowestFiles from '../test/helpers/slowest-files-reporter.ts';
+import { WASM_TEST_FLAGS } from '../test/helpers/server-process.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -44,12 +48,22 @@ if (!named.length && quick) {
   console.log(`# quick: ${files.length} files (the unit tests and the API surface of test/test-passes.ts; npm test runs all ${all.length})`);
 }
 
+if (!args.includes('--no-typecheck')) {
+  const typecheck = spawnSync('npm', ['run', '-s', 'typecheck'], { cwd: ROOT, stdio: 'inherit' });
+  if (typecheck.status !== 0) {
+    console.log('# the type check failed: no test ran');
+    process.exit(1);
+  }
+}
+
 files = slowestFirst(files, onPostgres ? 'postgres' : 'pglite');
 
 // Two files at a time on CI's two cores; TEST_CONCURRENCY to change it. node:test's run() (not
 // `node --test`, which sorts the files by name) keeps the order above.
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? 2);
 const started = Date.now();
+// Each file's CPU seconds (test/helpers/cpu-seconds-hook.ts), read by the slowest-files reporter.
+process.env.TEST_CPU_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'oi-test-cpu-'));
 const abort = new AbortController();
 process.on('SIGINT', () => abort.abort());
 process.on('SIGTERM', () => abort.abort());
@@ -58,7 +72,8 @@ const stream = run({
   concurrency,
   cwd: ROOT,
   // README, Tests: Node 24's V8 can abort a process that frees WebAssembly code.
-  execArgv: ['--no-wasm-code-gc', '--import', 'tsx'],
+  // WASM_TEST_FLAGS (test/helpers/server-process.ts): Liftoff only, short processes.
+  execArgv: ['--no-wasm-code-gc', ...WASM_TEST_FLAGS, '--import', 'tsx', '--import', path.join(ROOT, 'test', 'helpers', 'cpu-seconds-hook.ts')],
   signal: abort.signal,
 });
 // Each event to both reporters: the spec one (every test) and the slowest files at the end.
@@ -74,6 +89,7 @@ stream.on('end', () => {
   toSlowest.end();
 });
 await Promise.all([pipeline(toSpec, new reporters.spec(), process.stdout, { end: false }), pipeline(toSlowest, slowestFiles, process.stdout, { end: false })]);
+fs.rmSync(process.env.TEST_CPU_DIR, { recursive: true, force: true });
 const minutes = (Date.now() - started) / 60_000;
 console.log(`# ${files.length} test files in ${minutes.toFixed(1)} min (${onPostgres ? 'PostgreSQL' : 'PGlite'}${quick ? ', quick' : ''})`);
 process.exitCode = failed || abort.signal.aborted ? 1 : 0;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
-import { startServerProcess, type ServerProcess } from './helpers/server-process.ts';
+import { startServerProcess, WASM_TEST_FLAGS, type ServerProcess } from './helpers/server-process.ts';
 import { InspectionClient } from '../src/sdk/inspection-client.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -19,7 +19,7 @@ describe('admin CLI', () => {
   let server: ServerProcess | undefined;
   const env = () => ({ ...process.env, DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', LOG_LEVEL: 'warn' });
   const admin = async (...args: string[]) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', ...args], { cwd: ROOT, env: env() });
+    const { stdout } = await promisify(execFile)(process.execPath, [...WASM_TEST_FLAGS, '--import', 'tsx', 'src/main.ts', 'admin', ...args], { cwd: ROOT, env: env() });
     return JSON.parse(stdout.trim().split('\n').pop()!);
   };
   before(async () => {
@@ -62,7 +62,7 @@ describe('admin CLI', () => {
     assert.ok(apiKey, 'needs the key of the first test');
     server?.child.kill('SIGTERM'); // the embedded database is locked by a running server
     await server?.exited;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', 'list-api-keys'], { cwd: ROOT, env: env() });
+    const { stdout } = await promisify(execFile)(process.execPath, [...WASM_TEST_FLAGS, '--import', 'tsx', 'src/main.ts', 'admin', 'list-api-keys'], { cwd: ROOT, env: env() });
     const keys = stdout.trim().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
     const fieldApp = keys.find((k) => k.name === 'field app');
     assert.ok(fieldApp && fieldApp.revoked_at === null, stdout);

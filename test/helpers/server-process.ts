@@ -21,13 +21,24 @@ export interface ServerProcess {
  * alone, its URL in urls.storage); resolves once it is ready, rejects if it exits first.
  * `openFileLimit`: the process's limit of open files (soft and hard, so Node cannot raise it).
  */
+/**
+ * V8 flags of every test process and of the servers and CLI commands tests start: PGlite's
+ * WebAssembly compiled by Liftoff only. By default V8 also compiles its busy functions again with
+ * TurboFan on background threads, which a process that opens PGlite for seconds pays without
+ * gaining (about 2 s of CPU per opening: a third of an `admin` command's; with it the PGlite pass's
+ * API tests took a fifth less CPU). scripts/run-tests.ts passes it to each test file's process.
+ */
+export const WASM_TEST_FLAGS = ['--liftoff-only'];
+
 export function startServerProcess(
   env: Record<string, string | undefined>,
   timeoutMs = 60_000,
   command: 'serve' | 'worker' | 'storage' = 'serve',
   options: { openFileLimit?: number } = {},
 ): Promise<ServerProcess> {
-  const args = ['--import', 'tsx', 'src/main.ts', command];
+  // --liftoff-only: a test's server lives seconds to minutes, too short for V8's optimizing
+  // compiles of PGlite's WebAssembly to pay back (README, Tests: WASM_TEST_FLAGS).
+  const args = [...WASM_TEST_FLAGS, '--import', 'tsx', 'src/main.ts', command];
   const [file, argv] = options.openFileLimit
     ? ['/bin/sh', ['-c', `ulimit -n ${options.openFileLimit} && exec "$0" "$@"`, process.execPath, ...args]]
     : [process.execPath, args];
