@@ -3,6 +3,9 @@
 // drives the cloud service's (ENGINE=colmap), to status 7 and a DONE cloud project:
 // - the cloud's outputs: cameras registered, refined quaternions, a georeferenced point cloud (LAS
 //   read back) around the photos' GPS centroid, the quality report and the processing log;
+//   the sparse model's points: COLMAP_DENSE off, as in the other lund runs (the dense stages run
+//   once, on brighton in engine-colmap-dense; at the tests' 320 px depth maps lund's dense cloud
+//   held about as many points as its sparse one, for 200 s of CPU, the most of any test);
 // - the inspection: calibrated cameras imported (quaternions, refined positions), extras in the
 //   cloud's output system, the point cloud clipped around the asset (status 5) as its point_cloud
 //   output;
@@ -42,7 +45,7 @@ describe('colmap engine on lund, through the inspection API', () => {
 
   before(async () => {
     if (!fs.existsSync('/usr/bin/colmap')) return;
-    system = await startTestSystem({ engine: 'colmap' });
+    system = await startTestSystem({ engine: 'colmap', colmapDense: false });
     account = await system.newAccount({ projects: 2 });
   });
   after(async () => {
@@ -93,9 +96,10 @@ describe('colmap engine on lund, through the inspection API', () => {
     const calibrated = JSON.parse((await download(outputs.get('calibrated_camera_parameters_json')!)).toString('utf8'));
     const report = JSON.parse((await download(outputs.get('quality_report')!)).toString('utf8'));
     const log = (await download(outputs.get('processing_log')!)).toString('utf8');
-    // Not made because the inspection did not ask for them (generate_mesh/dsm/ortho left out), said so.
+    // Not made, each with the reason in words: the dense stages are off here (which stages a request
+    // runs is engine-colmap-stages' dense plan test; the words of 'not requested', engine-requested-outputs').
     assert.deepEqual(report.not_available.map((n: any) => n.output_type).sort(), ['3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb']);
-    for (const n of report.not_available) assert.match(n.reason, /^Not requested \(outputs\.(mesh|dsm|ortho): false\)/, JSON.stringify(n));
+    for (const n of report.not_available) assert.match(n.reason, /dense stages of the colmap engine are switched off/, JSON.stringify(n));
     const clipped = readLas(await download(outputs.get('point_cloud')!));
     if (process.env.ENGINE_TEST_OUTPUT_DIR) {
       // Keep the outputs to look at (e.g. in CloudCompare) after the test system is gone.
@@ -140,22 +144,14 @@ describe('colmap engine on lund, through the inspection API', () => {
     assert.equal(las.header.versionMinor, 2);
     assert.equal(las.header.pointFormat, 2);
     assert.equal(las.header.horizontalEpsg, 32633);
-    // The delivered cloud is the dense one (the dense stages ran: only the point cloud was asked
-    // for), denser than the sparse model's points, which the report keeps under `points`.
-    assert.equal(las.count, report.dense.points, JSON.stringify(report.dense));
-    // lund's street at the tests' 320 px depth maps fuses few points (1,832-1,912 against 1,572-1,600
-    // sparse in the runs seen: the PatchMatch keeps ~11 % of its pixels on this scene, issue 28's
-    // follow-up); the drone flight's test (engine-colmap-dense) holds the dense cloud to 3x the sparse.
-    assert.ok(report.dense.points > 0.5 * report.points, `dense ${report.dense.points} points, sparse ${report.points}`);
-    assert.equal(report.dense.depth_maps.method, 'patch-match (TypeScript, CPU)');
-    assert.ok(report.dense.depth_maps.images >= 27, JSON.stringify(report.dense.depth_maps));
-    assert.deepEqual(report.dense.failures, []);
-    for (const stage of ['undistortion', 'depth-maps', 'fusion']) assert.match(log, new RegExp(`\\n== ${stage}: \\d+\\.\\d s ==\\n`), stage);
-    assert.ok(!/== (meshing|elevation|orthophoto) ==/.test(log), 'only the stages of the requested outputs run');
+    // The delivered cloud is the sparse model's points (the report's `points`), no dense stage ran.
+    assert.equal(las.count, report.points);
+    assert.equal(report.dense ?? null, null, JSON.stringify(report.dense));
+    assert.ok(!/== (undistortion|depth-maps|fusion|meshing|elevation|orthophoto) ==/.test(log), 'no dense stage runs with COLMAP_DENSE off');
     assert.ok(las.count > 500, `points: ${las.count}`);
     const centroid = UTM33(centre.latitude, centre.longitude)!;
     const bounds = boundsOf(las);
-    // The photos stand in the street and look at the facades: the dense cloud (facades, not the
+    // The photos stand in the street and look at the facades: the cloud (facades, not the
     // street's far side) need not contain the cameras' centroid (CI: 16 m north of it), but a
     // georeferencing gone wrong puts it kilometres away. Horizontal distance from the box: ≤ 50 m.
     const outside = Math.hypot(Math.max(bounds.min[0] - centroid.x, 0, centroid.x - bounds.max[0]), Math.max(bounds.min[1] - centroid.y, 0, centroid.y - bounds.max[1]));

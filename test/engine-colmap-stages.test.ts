@@ -26,6 +26,8 @@ import { StageRuntime, type Stage } from '../src/cloud/processing/colmap/stages/
 import { converterArgs } from '../src/cloud/processing/colmap/colmap-commands.ts';
 import { multiplyQuaternions, conjugateQuaternion, quaternionFromAxisAngle, type Vec3 } from '../src/shared/geo/rotation.ts';
 import { EngineError, type EngineInput } from '../src/cloud/processing/engine.ts';
+import { denseStageList, denseStages } from '../src/cloud/processing/colmap/dense-pipeline.ts';
+import { densePlan, DENSE_SWITCHED_OFF } from '../src/cloud/processing/colmap/stages/dense-plan.ts';
 
 const HAS_COLMAP = fs.existsSync('/usr/bin/colmap');
 
@@ -312,5 +314,36 @@ describe('colmap engine stages', () => {
       assert.ok(percentOf('Reconstructing cameras and points (3/4 photos placed)') > 50);
       assert.ok(reported.every((r, i) => i === 0 || r.percent >= reported[i - 1].percent), 'never backwards');
     });
+  });
+});
+
+describe('the dense plan: only the stages of the requested outputs run (dense-plan.ts, dense-pipeline.ts)', () => {
+  // End to end the dense stages run once, on brighton with every output (engine-colmap-dense);
+  // which stages a narrower request runs is decided here, before any stage starts.
+  const stagesFor = (requested: Parameters<typeof densePlan>[0], enabled = true) => {
+    const plan = densePlan(requested, { enabled, maxImageSize: 320 });
+    return { plan, names: denseStageList(denseStages('colmap', { enabled, maxImageSize: 320 }), plan).map((s) => s.name) };
+  };
+
+  it('the point cloud alone: undistortion, depth maps and fusion, no meshing, elevation or orthophoto; the rest listed as not requested', () => {
+    const { plan, names } = stagesFor({ point_cloud: true, mesh: false, dsm: false, ortho: false });
+    assert.deepEqual(names, ['undistortion', 'depth-maps', 'fusion', 'dense-report']);
+    assert.deepEqual(plan.leftOut.map((l) => l.outputType).sort(), ['3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb']);
+    for (const { reason } of plan.leftOut) assert.match(reason, /^Not requested \(outputs\.(mesh|dsm|ortho): false\)/);
+  });
+
+  it('the orthomosaic alone brings the fused cloud and the DSM it stands on; nothing asked means everything', () => {
+    assert.deepEqual(stagesFor({ point_cloud: false, mesh: false, dsm: false, ortho: true }).names, ['undistortion', 'depth-maps', 'fusion', 'elevation', 'orthophoto', 'dense-report']);
+    assert.deepEqual(stagesFor({ point_cloud: false, mesh: true, dsm: false, ortho: false }).names, ['undistortion', 'depth-maps', 'fusion', 'meshing', 'dense-report']);
+    const all = stagesFor(undefined);
+    assert.deepEqual(all.names, ['undistortion', 'depth-maps', 'fusion', 'meshing', 'elevation', 'orthophoto', 'dense-report']);
+    assert.deepEqual(all.plan.leftOut, []);
+  });
+
+  it('no dense output asked, or COLMAP_DENSE off: no dense stage; off says why for each output', () => {
+    assert.deepEqual(stagesFor({ point_cloud: false, mesh: false, dsm: false, ortho: false }).names, []);
+    const off = stagesFor(undefined, false);
+    assert.deepEqual(off.names, []);
+    assert.ok(off.plan.leftOut.length === 5 && off.plan.leftOut.every((l) => l.reason === DENSE_SWITCHED_OFF));
   });
 });

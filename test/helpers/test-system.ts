@@ -95,8 +95,8 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     cloudPort: 0,
     storagePort: 0,
     bootstrapDemo: false,
-    // The colmap engine's depth maps at 320 px: the dense stages run in the tests on lund (29 photos)
-    // in a minute or two instead of the default size's many minutes (bench/ measures the default).
+    // The colmap engine's depth maps at 320 px: the dense stages run in the tests (brighton at 800 px,
+    // engine-colmap-dense) in minutes instead of the default size's many more (bench/ measures the default).
     denseMaxImageSize: 320,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'warn',
     ...overrides,

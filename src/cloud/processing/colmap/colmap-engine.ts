@@ -86,11 +86,12 @@ export class ColmapEngine implements PhotogrammetryEngine {
 
   async run(input: EngineInput): Promise<EngineResult> {
     const preparation = preparationStage(this.binary);
-    const sparseOutputs = sparseOutputsStage(this.options.imageMaxPixels ?? DEFAULT_IMAGE_LIMITS.maxPixels);
     const further = this.options.furtherStages ?? [];
     const denseSettings = this.options.dense ?? { enabled: false };
     const dense = denseStages(this.binary, denseSettings);
     const plan = densePlan(input.requestedOutputs, denseSettings);
+    // Without a dense stage the sparse stage's quality report is the final one: it lists what is not made, and why.
+    const sparseOutputs = sparseOutputsStage(this.options.imageMaxPixels ?? DEFAULT_IMAGE_LIMITS.maxPixels, plan.cloud ? null : plan.leftOut);
     const stages = [preparation, downloadStage, featuresStage, matchingStage, mappingStage, georegistrationStage, sparseOutputs, ...further, ...denseStageList(dense, plan)];
     const runtime = new StageRuntime(input, stages, { binary: this.binary, workDir: this.options.workDir, timeLimitSeconds: this.options.timeLimitSeconds ?? 0 });
     try {

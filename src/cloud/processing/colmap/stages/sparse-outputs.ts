@@ -38,6 +38,9 @@ interface GpsResidual {
   total: number;
 }
 
+/** The report's list while the dense stages are still to run (dense-report.ts writes the final one). */
+const DENSE_PENDING = (['3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb'] as const).map((outputType) => ({ outputType, reason: 'Made by the dense stages, which run after this report was written.' }));
+
 /** The quality report's JSON: an object the dense stages add their figures to. */
 export type QualityReport = Record<string, unknown>;
 
@@ -46,7 +49,12 @@ export interface SparseOutputs extends EngineResult {
   readonly report: QualityReport;
 }
 
-export function sparseOutputsStage(imageMaxPixels: number): Stage<SparseOutputInputs, SparseOutputs> {
+/**
+ * `notAvailable`: what the run will not make, with why (the dense plan's list, dense-plan.ts), when
+ * no dense stage runs after this one; null when they do: the dense-report stage writes the report
+ * again with the final list. Either way the report's `not_available` holds {output_type, reason}.
+ */
+export function sparseOutputsStage(imageMaxPixels: number, notAvailable: readonly { outputType: OutputType; reason: string }[] | null): Stage<SparseOutputInputs, SparseOutputs> {
   return {
     name: 'sparse-outputs',
     title: 'Writing outputs',
@@ -83,7 +91,7 @@ export function sparseOutputsStage(imageMaxPixels: number): Stage<SparseOutputIn
         not_calibrated: notCalibrated(model, inputs.downloaded.images),
         control_points: input.controlPoints,
       };
-      const report = qualityReport(input, inputs, { gsds: cameras.gsds, count: cloud.count, observations, georeferencing, offset, record: context.record() });
+      const report = qualityReport(input, inputs, { gsds: cameras.gsds, count: cloud.count, observations, georeferencing, offset, record: context.record(), notAvailable: notAvailable ?? DENSE_PENDING });
       const thumb = await thumbnail(inputs.downloaded.images[0]?.file, imageMaxPixels);
       return writeOutputs(input, { cloud, offset, calibrated, report, thumb });
     },
@@ -213,7 +221,7 @@ function georeferencingRecord(placement: Placement, residuals: GpsResidual[]) {
 function qualityReport(
   input: EngineInput,
   { prepared, extracted, placement }: SparseOutputInputs,
-  run: { gsds: number[]; count: number; observations: number; georeferencing: object; offset: Vec3; record: RunRecord },
+  run: { gsds: number[]; count: number; observations: number; georeferencing: object; offset: Vec3; record: RunRecord; notAvailable: readonly { outputType: OutputType; reason: string }[] },
 ) {
   const { model } = placement.placed;
   const crs = input.outputCrs;
@@ -237,7 +245,7 @@ function qualityReport(
     output_coordinate_system: describeCrs(crs),
     offset_3d_xyz: run.offset,
     // Written again by the dense stages (dense-report.ts) when they run.
-    not_available: ['dense point cloud', '3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb'],
+    not_available: run.notAvailable.map((n) => ({ output_type: n.outputType, reason: n.reason })),
     timings_s: { download: record.stageSeconds.download, ...record.commandSeconds, total: (Date.now() - record.started) / 1000 },
     stage_timings_s: record.stageSeconds,
     stage_titles: record.stageTitles,
