@@ -1,7 +1,7 @@
 // The distributed deployment (issue 13): PostgreSQL, one `storage` process, one `serve` process
 // without workers and two `worker` processes, each process with an empty data folder of its own.
 // aws-cli uploads lund's first 12 photos to the store with the inspection's temporary credentials;
-// the worker running COLMAP is killed with SIGKILL and the other one finishes the job; exactly one
+// the worker running COLMAP is killed with SIGKILL (its COLMAP dies with it) and the other one finishes the job; exactly one
 // allowance unit is spent; the outputs download through presigned URLs of the store. The test
 // prints the timeline: which process did which step.
 import { after, before, describe, it } from 'node:test';
@@ -20,8 +20,8 @@ const LUND = path.resolve(import.meta.dirname, '../../shared/datasets/lund/image
 const BUCKET = 'oi-distributed';
 const ROOT = { accessKeyId: 'OIDISTROOT0000000001', secretAccessKey: crypto.randomBytes(30).toString('base64url') };
 
-/** The command line of a `colmap` process whose parent is `pid` (read from /proc), if one runs. */
-function colmapChildOf(pid: number): string | undefined {
+/** The pid and command line of a `colmap` process whose parent is `pid` (read from /proc), if one runs. */
+function colmapChildOf(pid: number): { pid: number; command: string } | undefined {
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -30,12 +30,22 @@ function colmapChildOf(pid: number): string | undefined {
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid !== pid) continue;
       const command = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      if (/\bcolmap\b/.test(command)) return command;
+      if (/\bcolmap\b/.test(command)) return { pid: Number(entry), command };
     } catch {
       // the process ended while being read
     }
   }
   return undefined;
+}
+
+/** Whether `pid` still computes: it exists and is not a zombie (an orphan may wait for a PID 1 that never reaps it). */
+function computing(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 interface TimelineEvent {
@@ -135,10 +145,16 @@ describe('distributed: storage, serve without workers, two workers, each with it
     assert.ok(victim >= 0, 'a worker started the processing job');
     // Killed while COLMAP runs: wait for the victim's own `colmap` child process (the event), not a fixed time.
     const colmapDeadline = Date.now() + 120_000;
-    while (!colmapChildOf(workers[victim].child.pid!) && Date.now() < colmapDeadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.ok(colmapChildOf(workers[victim].child.pid!), 'the worker started COLMAP');
+    let colmap: { pid: number; command: string } | undefined;
+    while (!(colmap = colmapChildOf(workers[victim].child.pid!)) && Date.now() < colmapDeadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(colmap, 'the worker started COLMAP');
     const killedAt = Date.now();
     workers[victim].child.kill('SIGKILL');
+    // Its COLMAP dies with it (the parent-death signal of colmap-process.ts), instead of computing
+    // for nobody beside the worker that takes the job over.
+    const orphanDeadline = Date.now() + 3_000; // the signal is immediate: 3 s even on a loaded machine
+    while (computing(colmap.pid) && Date.now() < orphanDeadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(!computing(colmap.pid), `the killed worker's COLMAP still runs: ${colmap.command}`);
     const survivor = workers[1 - victim];
 
     const done = await client.waitUntilSettled(inspection.id, { timeoutMs: 20 * 60_000 });

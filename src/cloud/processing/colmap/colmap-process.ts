@@ -1,8 +1,12 @@
 // Runs one COLMAP command as a child process: its output (stdout and stderr, merged line by line)
 // goes to the processing log and, line by line, to a progress parser; an abort signal (a cancel,
 // or the engine's time limit) kills it (SIGTERM, then SIGKILL after a grace period). The outcome
-// is mapped to the cloud spec's error codes by `colmapFailure`.
+// is mapped to the cloud spec's error codes by `colmapFailure`. Where util-linux's setpriv exists
+// (Debian: always) COLMAP runs under it with a parent-death signal: a worker killed with SIGKILL
+// runs no exit handler, and its COLMAP went on computing for nobody beside the worker that took the
+// job over (test/distributed.test.ts checks it is gone).
 import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import type { Writable } from 'node:stream';
 import { EngineError } from '../engine.ts';
 
@@ -31,6 +35,14 @@ export interface ColmapOutcome {
 }
 
 const KILL_GRACE_MS = 5000;
+const SETPRIV = '/usr/bin/setpriv';
+const PARENT_DEATH_SIGNAL = fs.existsSync(SETPRIV);
+/** setpriv's words when it cannot execute the command (exit status 127). */
+const SETPRIV_EXEC_FAILED = /^setpriv: failed to execute .*?: (.+)$/;
+
+function notInstalled(binary: string): EngineError {
+  return new EngineError(10001, `COLMAP is not installed (${binary} not found; Debian package colmap). An administrator must install it or choose another ENGINE.`);
+}
 const TAIL_LINES = 30;
 const MEMORY_PATTERN = /bad_alloc|cannot allocate memory|out of memory/i;
 
@@ -52,7 +64,9 @@ export function runColmap(run: ColmapRun): Promise<ColmapOutcome> {
     }
     run.log.write(`\n$ ${[run.binary, ...run.args].map(shellQuote).join(' ')}\n`);
     // Its own process group, so that a kill reaches whatever it started too.
-    const child = spawn(run.binary, run.args, { cwd: run.cwd, env: colmapEnv(run.glogDir), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // Under setpriv: COLMAP gets SIGKILL when this process dies (PR_SET_PDEATHSIG survives the exec).
+    const [file, args] = PARENT_DEATH_SIGNAL ? [SETPRIV, ['--pdeathsig', 'KILL', '--', run.binary, ...run.args]] : [run.binary, run.args];
+    const child = spawn(file, args, { cwd: run.cwd, env: colmapEnv(run.glogDir), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let failed = false;
     if (child.pid) running.add(child.pid);
     const tail: string[] = [];
@@ -92,7 +106,7 @@ export function runColmap(run: ColmapRun): Promise<ColmapOutcome> {
       run.signal.removeEventListener('abort', onAbort);
       if (killTimer) clearTimeout(killTimer);
       run.log.write(`cannot start ${run.binary}: ${err.message}\n`);
-      if (err.code === 'ENOENT') reject(new EngineError(10001, `COLMAP is not installed (${run.binary} not found; Debian package colmap). An administrator must install it or choose another ENGINE.`));
+      if (err.code === 'ENOENT') reject(notInstalled(run.binary));
       else reject(new EngineError(10001, `COLMAP could not be started: ${err.message}`));
     });
     child.on('close', (code, signal) => {
@@ -102,6 +116,13 @@ export function runColmap(run: ColmapRun): Promise<ColmapOutcome> {
       if (killTimer) clearTimeout(killTimer);
       for (const stream of ['stdout', 'stderr'] as const) if (partial[stream]) handleLine(partial[stream]);
       run.log.write(`[exit ${signal ? `by signal ${signal}` : `code ${code}`}]\n`);
+      // setpriv could not start COLMAP: the same errors as spawning it directly.
+      const execFailed = PARENT_DEATH_SIGNAL && code === 127 ? tail.map((line) => SETPRIV_EXEC_FAILED.exec(line.trim())).find(Boolean) : undefined;
+      if (execFailed) {
+        run.log.write(`cannot start ${run.binary}: ${execFailed[1]}\n`);
+        reject(/No such file or directory/.test(execFailed[1]) ? notInstalled(run.binary) : new EngineError(10001, `COLMAP could not be started: ${execFailed[1]}`));
+        return;
+      }
       resolve({ code, signal, aborted, tail, outOfMemory });
     });
   });
@@ -113,7 +134,7 @@ export function colmapVersion(binary: string, glogDir: string, signal?: AbortSig
     execFile(binary, ['-h'], { env: colmapEnv(glogDir), timeout: 30_000, signal }, (err, stdout) => {
       if (signal?.aborted) return reject(signal.reason);
       if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') {
-        reject(new EngineError(10001, `COLMAP is not installed (${binary} not found; Debian package colmap). An administrator must install it or choose another ENGINE.`));
+        reject(notInstalled(binary));
         return;
       }
       const line = String(stdout ?? '').split('\n').find((l) => /^COLMAP \d/.test(l.trim()));
