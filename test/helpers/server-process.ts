@@ -32,7 +32,10 @@ export const WASM_TEST_FLAGS = ['--liftoff-only'];
 
 export function startServerProcess(
   env: Record<string, string | undefined>,
-  timeoutMs = 60_000,
+  // A bound on a hang, not a speed test: a server on a new embedded data folder makes its database
+  // from nothing (initdb and every migration, not the tests' template), 19 s alone, and one CI run
+  // with four files at a time took over 60 s.
+  timeoutMs = 180_000,
   command: 'serve' | 'worker' | 'storage' = 'serve',
   options: { openFileLimit?: number } = {},
 ): Promise<ServerProcess> {
