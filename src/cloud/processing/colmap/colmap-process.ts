@@ -40,11 +40,12 @@ const PARENT_DEATH_SIGNAL = fs.existsSync(SETPRIV);
 /** setpriv's words when it cannot execute the command (exit status 127). */
 const SETPRIV_EXEC_FAILED = /^setpriv: failed to execute .*?: (.+)$/;
 
+const TAIL_LINES = 30;
+const MEMORY_PATTERN = /bad_alloc|cannot allocate memory|out of memory/i;
+
 function notInstalled(binary: string): EngineError {
   return new EngineError(10001, `COLMAP is not installed (${binary} not found; Debian package colmap). An administrator must install it or choose another ENGINE.`);
 }
-const TAIL_LINES = 30;
-const MEMORY_PATTERN = /bad_alloc|cannot allocate memory|out of memory/i;
 
 /**
  * The environment COLMAP runs in: no display (CPU build, headless Qt); glog's files in `glogDir`;

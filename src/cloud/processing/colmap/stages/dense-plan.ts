@@ -48,7 +48,7 @@ export function densePlan(requested: RequestedOutputs | null | undefined, settin
   const wanted = (key: keyof RequestedOutputs) => requested?.[key] !== false;
   if (!settings.enabled) {
     const reason = DENSE_SWITCHED_OFF;
-    return { cloud: false, mesh: false, elevation: false, ortho: false, leftOut: (['3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb'] as const).map((outputType) => ({ outputType, reason })) };
+    return { cloud: false, mesh: false, elevation: false, ortho: false, leftOut: OUTPUTS_DEPENDING_ON.cloud.map((outputType) => ({ outputType, reason })) };
   }
   const ortho = wanted('ortho');
   const elevation = ortho || wanted('dsm');

@@ -20,6 +20,7 @@ import type { Extracted } from './features.ts';
 import type { Placement } from './georegistration.ts';
 import type { Prepared } from './preparation.ts';
 import { processingLogKey, type RunRecord, type Stage } from './stage.ts';
+import { OUTPUTS_DEPENDING_ON } from './dense-plan.ts';
 
 const ENGINE_NAME = 'colmap';
 const THUMB_SIZE = 256;
@@ -39,7 +40,7 @@ interface GpsResidual {
 }
 
 /** The report's list while the dense stages are still to run (dense-report.ts writes the final one). */
-const DENSE_PENDING = (['3d_mesh_obj_zip', '3d_mesh_ply', 'dsm', 'dtm', 'ortho_rgb'] as const).map((outputType) => ({ outputType, reason: 'Made by the dense stages, which run after this report was written.' }));
+const DENSE_PENDING = OUTPUTS_DEPENDING_ON.cloud.map((outputType) => ({ outputType, reason: 'Made by the dense stages, which run after this report was written.' }));
 
 /** The quality report's JSON: an object the dense stages add their figures to. */
 export type QualityReport = Record<string, unknown>;
