@@ -4,6 +4,8 @@
 // - without DATABASE_URL (the embedded PGlite): every file;
 // - with DATABASE_URL (PostgreSQL): the files whose outcome can depend on the database kind; the
 //   others ran in the PGlite pass (TEST_ALL=1 runs them here too);
+// - --split, in both of CI's passes: a few once-run files move from the PGlite pass to the
+//   PostgreSQL one, so that the two, run side by side, end together;
 // - --quick: the unit tests that open no database (but the slow ones) and the API surface.
 // Explicit file arguments run just those files. The type check (`npm run typecheck`) runs first
 // unless --no-typecheck (CI runs it once, then both passes side by side). Each run ends with its
@@ -20,7 +22,7 @@ import { run } from 'node:test';
 import * as reporters from 'node:test/reporters';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { API_SURFACE, HEAVY, NO_DATABASE, RUN_ONCE } from '../test/test-passes.ts';
+import { API_SURFACE, HEAVY, NO_DATABASE, ONCE_IN_POSTGRES_PASS, RUN_ONCE } from '../test/test-passes.ts';
 import { slowestFirst } from '../test/helpers/test-order.ts';
 import slowestFiles from '../test/helpers/slowest-files-reporter.ts';
 import { WASM_TEST_FLAGS } from '../test/helpers/server-process.ts';
@@ -31,17 +33,26 @@ const quick = args.includes('--quick');
 const named = args.filter((a) => !a.startsWith('--'));
 
 const all = fs.readdirSync(path.join(ROOT, 'test')).filter((f) => f.endsWith('.test.ts')).sort();
-for (const listed of [...Object.keys(RUN_ONCE), ...Object.keys(HEAVY), ...API_SURFACE]) {
+for (const listed of [...Object.keys(RUN_ONCE), ...Object.keys(HEAVY), ...API_SURFACE, ...ONCE_IN_POSTGRES_PASS]) {
   // A stale name would silently run a file twice or keep a heavy one in the quick set.
   if (!all.includes(listed)) throw new Error(`test/test-passes.ts names ${listed}, which is not a file in test/`);
 }
+// A file the PGlite pass leaves to the PostgreSQL pass must be one whose outcome cannot depend on the database kind.
+for (const moved of ONCE_IN_POSTGRES_PASS) {
+  if (!(moved in RUN_ONCE)) throw new Error(`test/test-passes.ts: ${moved} is in ONCE_IN_POSTGRES_PASS but not in RUN_ONCE`);
+}
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
+// --split (CI, both passes side by side): ONCE_IN_POSTGRES_PASS runs in the PostgreSQL pass, not the PGlite one.
+const split = args.includes('--split');
 let files = named.length ? named.map((f) => path.basename(f)) : all;
 if (!named.length && onPostgres && process.env.TEST_ALL !== '1') {
-  const once = files.filter((f) => f in RUN_ONCE);
-  files = files.filter((f) => !(f in RUN_ONCE));
-  console.log(`# PostgreSQL pass: ${files.length} files whose outcome can depend on the database; ${once.length} files run once, in the PGlite pass (test/test-passes.ts says why; TEST_ALL=1 runs them here too)`);
+  const once = files.filter((f) => f in RUN_ONCE && !(split && ONCE_IN_POSTGRES_PASS.includes(f)));
+  files = files.filter((f) => !once.includes(f));
+  console.log(`# PostgreSQL pass: ${files.length} files whose outcome can depend on the database${split ? ` or that --split moves here (${ONCE_IN_POSTGRES_PASS.length})` : ''}; ${once.length} files run once, in the PGlite pass (test/test-passes.ts says why; TEST_ALL=1 runs them here too)`);
+} else if (!named.length && !onPostgres && split) {
+  files = files.filter((f) => !ONCE_IN_POSTGRES_PASS.includes(f));
+  console.log(`# PGlite pass, --split: ${files.length} files; the PostgreSQL pass runs ${ONCE_IN_POSTGRES_PASS.length} once-run files (test/test-passes.ts)`);
 }
 if (!named.length && quick) {
   files = files.filter((f) => (f in NO_DATABASE && !(f in HEAVY)) || API_SURFACE.includes(f));

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
-import { tempDir } from './helpers/test-system.ts';
+import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -22,10 +22,12 @@ describe('compiled runtime', () => {
     assert.doesNotMatch(main, /from ["']\.[^"']*\.ts["']/);
 
     const dataDir = tempDir();
+    // With DATABASE_URL (the PostgreSQL pass runs this file with --split): a database of its own.
+    const database = await freshDatabaseUrl();
     // The compiled files import their dependencies from the project's node_modules: link it beside them.
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(out, 'node_modules'));
     const child = spawn(process.execPath, [path.join(out, 'dist', 'main.js'), 'serve'], {
-      env: { ...process.env, DATA_DIR: dataDir, INSPECTION_PORT: '0', CLOUD_PORT: '0', STORAGE_PORT: '0', ENGINE: 'exif', LOG_LEVEL: 'warn', NODE_OPTIONS: '' },
+      env: { ...process.env, DATABASE_URL: database?.url ?? '', DATA_DIR: dataDir, INSPECTION_PORT: '0', CLOUD_PORT: '0', STORAGE_PORT: '0', ENGINE: 'exif', LOG_LEVEL: 'warn', NODE_OPTIONS: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -50,6 +52,7 @@ describe('compiled runtime', () => {
       await new Promise((resolve) => child.on('exit', resolve));
       fs.rmSync(out, { recursive: true, force: true });
       fs.rmSync(dataDir, { recursive: true, force: true });
+      await database?.drop();
     }
   });
 });

@@ -201,6 +201,8 @@ describe('colmap engine on lund, through the inspection API', () => {
         `contains the GPS centroid (${centroid.x.toFixed(1)}, ${centroid.y.toFixed(1)}); ${imported} camera records with calibrated quaternions; ` +
         `clipped to ${CLIPPING_RADIUS} m: ${clipped.count} of ${las.count} points; statuses ${statuses.join(' -> ')}; ${((Date.now() - started) / 1000).toFixed(0)} s`,
     );
+    // Each stage's seconds, from the log's `== stage: n s ==` lines: where this file's time goes.
+    console.log(`# lund stages: ${[...log.matchAll(/^== ([\w-]+): ([\d.]+) s ==$/gm)].map((m) => `${m[1]} ${m[2]} s`).join(', ')}`);
   });
 
   it('coords_3d: annotations around a point visible in two photos get 3D positions within 0.5 m of each other', async (t) => {

@@ -2,7 +2,8 @@
 // the PGlite pass (`npm test`). The PostgreSQL pass (`npm test` with DATABASE_URL) runs every file
 // except RUN_ONCE: those whose outcome cannot depend on the database kind, each with the reason.
 // A new test file runs in both passes until it is listed here: the safe default. `npm run
-// test:quick` runs NO_DATABASE but HEAVY, and API_SURFACE.
+// test:quick` runs NO_DATABASE but HEAVY, and API_SURFACE. CI (`--split`) moves the once-run files
+// of ONCE_IN_POSTGRES_PASS to the PostgreSQL pass, to end the two passes together.
 //
 // What can depend on the database kind: SQL and its types, migrations, transactions and locks,
 // races between requests (PGlite has one connection, PostgreSQL a pool), the job queue (LISTEN/
@@ -111,8 +112,24 @@ export const DATABASE_INCIDENTAL: Record<string, string> = {
   'web-stored-injection.test.ts': 'stored names shown as text in Chromium',
 };
 
-/** Files that run once, in the PGlite pass. */
+/** Files that run once, in the PGlite pass (but ONCE_IN_POSTGRES_PASS with --split). */
 export const RUN_ONCE: Record<string, string> = { ...NO_DATABASE, ...DATABASE_INCIDENTAL };
+
+/**
+ * RUN_ONCE files that CI runs in the PostgreSQL pass instead (`npm test -- --split` in both passes,
+ * .ci/run): the passes run side by side, and with every once-run file in the PGlite pass it ran
+ * 15 min longer than the PostgreSQL pass, with two cores shared by two files for that time. These
+ * files carry about half the difference in seconds. Their outcome does not depend on the database
+ * kind, so either pass may run them; they are the heavy ones that open a database through the
+ * test system (a fresh PostgreSQL database there) and do not drive a browser (four files at a time
+ * while a browser journey waits on frames is what flaked before).
+ */
+export const ONCE_IN_POSTGRES_PASS: string[] = [
+  'engine-colmap-dense.test.ts',
+  'inspection-rust.test.ts',
+  'storage-rgw.test.ts',
+  'compiled-runtime.test.ts',
+];
 
 /** The API surface that `npm run test:quick` runs besides NO_DATABASE: the typical flows, rules, validation, isolation. */
 export const API_SURFACE: string[] = [
