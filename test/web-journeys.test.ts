@@ -392,9 +392,13 @@ describe('web console journeys', { skip: skipReason() }, () => {
     // nearer surface of the view can stand in front of it: CI once picked one 3.4 m away. So here
     // the measured point is only held near the marker (a wrong offset or axis lands hundreds of
     // metres off); that a pick lands exactly on the surface under the cursor is checked on a
-    // synthetic scene in web-3d-mesh.test.ts.
+    // synthetic scene in web-3d-mesh.test.ts. 15 m: a facade point in front of the marker along a
+    // street can stand well beyond the 3.4 m seen once, and the mistakes this catches land hundreds
+    // of metres off. The distance is printed, to see how far picks land.
     const [mx, my, mz] = measured[0].geometry.coordinates;
-    assert.ok(Math.hypot(mx - annotation.coords_3d.x, my - annotation.coords_3d.y, mz - annotation.coords_3d.z) < 5, `picked ${measured[0].geometry.coordinates} near ${JSON.stringify(annotation.coords_3d)}`);
+    const offset = Math.hypot(mx - annotation.coords_3d.x, my - annotation.coords_3d.y, mz - annotation.coords_3d.z);
+    console.log(`# journey 2: the point measured at the marker stands ${offset.toFixed(2)} m from the annotation's 3D position`);
+    assert.ok(offset < 15, `picked ${measured[0].geometry.coordinates} near ${JSON.stringify(annotation.coords_3d)}`);
     await page.getByRole('tab', { name: 'Measurements' }).click();
     await page.getByRole('cell', { name: 'Spalling position', exact: true }).waitFor();
     await w.screenshot('measurements');
