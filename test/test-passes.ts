@@ -119,10 +119,10 @@ export const RUN_ONCE: Record<string, string> = { ...NO_DATABASE, ...DATABASE_IN
  * RUN_ONCE files that CI runs in the PostgreSQL pass instead (`npm test -- --split` in both passes,
  * .ci/run): the passes run side by side, and with every once-run file in the PGlite pass it ran
  * 15 min longer than the PostgreSQL pass, with two cores shared by two files for that time (with
- * the first four below moved, still 8 min longer; with lund too, the passes' sums of file seconds
- * are within 5 % of each other). Their outcome does not depend on the database kind, so either
- * pass may run them; they are heavy ones that open a database through the test system (a fresh
- * PostgreSQL database there) and drive no browser.
+ * the first four below moved, still 8 min longer; with lund too, 5 min: 36.8 min in all; the two
+ * browser files even the passes' sums of file seconds). Their outcome does not depend on the
+ * database kind, so either pass may run them; those that open a database do it through the test
+ * system (a fresh PostgreSQL database there).
  */
 export const ONCE_IN_POSTGRES_PASS: string[] = [
   'engine-colmap-dense.test.ts',
@@ -130,6 +130,8 @@ export const ONCE_IN_POSTGRES_PASS: string[] = [
   'inspection-rust.test.ts',
   'storage-rgw.test.ts',
   'compiled-runtime.test.ts',
+  'web-layout.test.ts',
+  'tower-flight-render.test.ts',
 ];
 
 /** The API surface that `npm run test:quick` runs besides NO_DATABASE: the typical flows, rules, validation, isolation. */

@@ -12,7 +12,7 @@
 // on a photo is saved as an annotation.
 // The tours run two at a time (concurrency 2: about 45 s rather than 65 s on two cores); none of
 // them depends on what another changes (a second annotation, photos added to the second inspection).
-// Run once, in the PGlite pass (test/test-passes.ts): layout and accessibility do not depend on
+// Run once (test/test-passes.ts; CI's --split runs it in the PostgreSQL pass): layout and accessibility do not depend on
 // the database kind.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
