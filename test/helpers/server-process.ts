@@ -30,12 +30,17 @@ export interface ServerProcess {
  */
 export const WASM_TEST_FLAGS = ['--liftoff-only'];
 
+/**
+ * A bound on a hang, not a speed test: a server on a new embedded data folder makes its database
+ * from nothing (initdb and every migration, not the tests' template), 19 s alone, and CI runs with
+ * four files at a time took over 60 s (process-lifecycle; storage-connection-limits, which passed
+ * its own 60 s). Tests pass no shorter bound.
+ */
+export const SERVER_START_TIMEOUT_MS = 180_000;
+
 export function startServerProcess(
   env: Record<string, string | undefined>,
-  // A bound on a hang, not a speed test: a server on a new embedded data folder makes its database
-  // from nothing (initdb and every migration, not the tests' template), 19 s alone, and one CI run
-  // with four files at a time took over 60 s.
-  timeoutMs = 180_000,
+  timeoutMs = SERVER_START_TIMEOUT_MS,
   command: 'serve' | 'worker' | 'storage' = 'serve',
   options: { openFileLimit?: number } = {},
 ): Promise<ServerProcess> {
