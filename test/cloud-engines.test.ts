@@ -261,8 +261,8 @@ describe('cancellation of a run in another worker process', { skip: process.env.
   it('deleting the project through the API kills COLMAP run by a worker process', async () => {
     worker = await startServerProcess(
       { DATA_DIR: system.dataDir, DATABASE_URL: system.config.databaseUrl, CLOUD_URL: system.urls.cloud, ENGINES: 'colmap', COLMAP_BINARY: colmap, LOG_LEVEL: 'info' },
-      60_000,
       'worker',
+      { timeoutMs: 60_000 },
     );
     const api = await cloudClient(system);
     const project = await projectWith(api, await testImages());

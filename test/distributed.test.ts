@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
-import { SERVER_START_TIMEOUT_MS, startServerProcess, type ServerProcess } from './helpers/server-process.ts';
+import { startServerProcess, type ServerProcess } from './helpers/server-process.ts';
 import { bootstrapFile, type DemoCredentials } from '../src/admin/bootstrap.ts';
 import { InspectionClient } from '../src/sdk/inspection-client.ts';
 
@@ -93,7 +93,7 @@ describe('distributed: storage, serve without workers, two workers, each with it
     }
     const start = async (name: string, env: Record<string, string>, command: 'serve' | 'worker' | 'storage') => {
       const dataDir = tempDir(`oi-${name}-`);
-      const started = await startServerProcess({ DATA_DIR: dataDir, ...env }, SERVER_START_TIMEOUT_MS, command);
+      const started = await startServerProcess({ DATA_DIR: dataDir, ...env }, command);
       processes.push({ name, process: started, dataDir });
       return started;
     };

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
-import { demoClient, SERVER_START_TIMEOUT_MS, startServerProcess, type ServerProcess } from './helpers/server-process.ts';
+import { demoClient, startServerProcess, type ServerProcess } from './helpers/server-process.ts';
 import { generateDemoImageSet } from '../scripts/generate-demo-images.ts';
 
 describe('server process', () => {
@@ -95,7 +95,7 @@ describe('server process', () => {
       await client.process(inspection.id);
       await new Promise((resolve) => setTimeout(resolve, 1500));
       assert.equal((await client.getInspection(inspection.id)).status, 20, 'nothing runs the job without a worker');
-      const worker = await startServerProcess({ DATA_DIR: dir, DATABASE_URL: db!.url, CLOUD_URL: server.urls.cloud }, SERVER_START_TIMEOUT_MS, 'worker');
+      const worker = await startServerProcess({ DATA_DIR: dir, DATABASE_URL: db!.url, CLOUD_URL: server.urls.cloud }, 'worker');
       running.push(worker);
       assert.equal((await client.waitUntilSettled(inspection.id, { timeoutMs: 60_000 })).status, 7);
       for (const p of [server, worker]) p.child.kill('SIGTERM');

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { startTestSystem, tempDir, type TestAccount, type TestSystem } from './helpers/test-system.ts';
 import { cloudClient, type CloudTestClient } from './helpers/cloud-api.ts';
-import { SERVER_START_TIMEOUT_MS, startServerProcess } from './helpers/server-process.ts';
+import { startServerProcess } from './helpers/server-process.ts';
 
 /** A raw request, so that the Host header is the one given (fetch sets its own). */
 function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
@@ -292,6 +292,6 @@ describe('17: the configuration is checked at start', () => {
 
   it('serve stops with a message naming the variable', async () => {
     const dataDir = tempDir();
-    await assert.rejects(startServerProcess({ DATA_DIR: dataDir, RUN_WORKERS: 'ture' }, SERVER_START_TIMEOUT_MS), (err: Error) => /exited with 1/.test(err.message) && /RUN_WORKERS/.test(err.message));
+    await assert.rejects(startServerProcess({ DATA_DIR: dataDir, RUN_WORKERS: 'ture' }), (err: Error) => /exited with 1/.test(err.message) && /RUN_WORKERS/.test(err.message));
   });
 });

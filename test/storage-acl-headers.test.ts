@@ -15,7 +15,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CopyObjectCommand, CreateMultipartUploadCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { SERVER_START_TIMEOUT_MS, startServerProcess, type ServerProcess } from './helpers/server-process.ts';
+import { startServerProcess, type ServerProcess } from './helpers/server-process.ts';
 import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
 import { cloudClient } from './helpers/cloud-api.ts';
 import { requireBoto3 } from './helpers/system-tools.ts';
@@ -35,7 +35,7 @@ describe('embedded store: ACL headers (issue 27, finding 15)', () => {
 
   before(async () => {
     dataDir = tempDir('oi-storage-acl-');
-    storage = await startServerProcess({ DATA_DIR: dataDir, STORAGE_BUCKET: BUCKET, STORAGE_ROOT_ACCESS_KEY: ROOT.accessKeyId, STORAGE_ROOT_SECRET_KEY: ROOT.secretAccessKey }, SERVER_START_TIMEOUT_MS, 'storage');
+    storage = await startServerProcess({ DATA_DIR: dataDir, STORAGE_BUCKET: BUCKET, STORAGE_ROOT_ACCESS_KEY: ROOT.accessKeyId, STORAGE_ROOT_SECRET_KEY: ROOT.secretAccessKey }, 'storage');
   });
   after(async () => {
     storage?.child.kill('SIGTERM');

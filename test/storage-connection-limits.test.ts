@@ -16,7 +16,7 @@ import { defaultConnectionCaps, openFileLimit, trustedProxies } from '../src/inf
 import { Sha256 } from '../src/infra/storage/sigv4-common.ts';
 import { openIdleConnections, type Flood } from './helpers/connection-flood.ts';
 import { waitFor } from './helpers/inspection-fixtures.ts';
-import { demoClient, SERVER_START_TIMEOUT_MS, startServerProcess, type ServerProcess } from './helpers/server-process.ts';
+import { demoClient, startServerProcess, type ServerProcess } from './helpers/server-process.ts';
 import { startTestSystem, tempDir, type TestSystem } from './helpers/test-system.ts';
 
 const BUCKET = 'inspections';
@@ -249,7 +249,7 @@ describe('the inspection and cloud APIs answer while the S3 port is flooded (iss
     const own = openFileLimit();
     if (own !== undefined && own < FLOOD + 500) return t.skip(`this test process may open only ${own} files; the flood needs ${FLOOD + 500}`);
     // PGlite whatever DATABASE_URL says: what is measured is the process's own descriptors.
-    server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: '' }, SERVER_START_TIMEOUT_MS, 'serve', { openFileLimit: LIMIT });
+    server = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: '' }, 'serve', { openFileLimit: LIMIT });
     const client = await demoClient(dataDir, server);
     const asset = await client.createAsset({ name: 'Mast', type: 9 });
     const inspection = await client.createInspection({ asset: asset.id });

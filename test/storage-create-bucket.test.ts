@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { CreateBucketCommand, GetObjectTaggingCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import { SERVER_START_TIMEOUT_MS, startServerProcess, type ServerProcess } from './helpers/server-process.ts';
+import { startServerProcess, type ServerProcess } from './helpers/server-process.ts';
 import { tempDir } from './helpers/test-system.ts';
 import { waitFor } from './helpers/inspection-fixtures.ts';
 
@@ -31,7 +31,7 @@ describe('storage command: CreateBucket and the log of unsupported requests (iss
   let client: S3Client;
   before(async () => {
     dataDir = tempDir('oi-storage-mb-');
-    storage = await startServerProcess({ DATA_DIR: dataDir, STORAGE_BUCKET: BUCKET, STORAGE_ROOT_ACCESS_KEY: ROOT.accessKeyId, STORAGE_ROOT_SECRET_KEY: ROOT.secretAccessKey }, SERVER_START_TIMEOUT_MS, 'storage');
+    storage = await startServerProcess({ DATA_DIR: dataDir, STORAGE_BUCKET: BUCKET, STORAGE_ROOT_ACCESS_KEY: ROOT.accessKeyId, STORAGE_ROOT_SECRET_KEY: ROOT.secretAccessKey }, 'storage');
     client = new S3Client({ endpoint: storage.urls.storage, region: 'us-east-1', forcePathStyle: true, credentials: ROOT, maxAttempts: 1 });
   });
   after(async () => {

@@ -44,8 +44,8 @@ describe('storage process: S3 store and STS AssumeRole over HTTP', () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oi-storage-'));
     storage = await startServerProcess(
       { DATA_DIR: dataDir, STORAGE_BUCKET: BUCKET, STORAGE_ROOT_ACCESS_KEY: ROOT.accessKeyId, STORAGE_ROOT_SECRET_KEY: ROOT.secretAccessKey, STORAGE_STS_MIN_DURATION_SECONDS: '1' },
-      60_000,
       'storage',
+      { timeoutMs: 60_000 },
     );
     endpoint = storage.urls.storage;
     store = new S3ObjectStore({ endpoint, region: 'us-east-1', ...ROOT, forcePathStyle: true });

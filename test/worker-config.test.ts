@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { freshDatabaseUrl, tempDir } from './helpers/test-system.ts';
-import { SERVER_START_TIMEOUT_MS, startServerProcess } from './helpers/server-process.ts';
+import { startServerProcess } from './helpers/server-process.ts';
 
 describe('worker configuration', () => {
   const dataDir = tempDir();
@@ -14,7 +14,7 @@ describe('worker configuration', () => {
   it('a worker without CLOUD_URL refuses to start and says why', async () => {
     const database = await freshDatabaseUrl();
     try {
-      const refusal = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', CLOUD_URL: '' }, SERVER_START_TIMEOUT_MS, 'worker').then(
+      const refusal = await startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', CLOUD_URL: '' }, 'worker').then(
         (worker) => {
           worker.child.kill('SIGKILL');
           return assert.fail('the worker started without CLOUD_URL');
